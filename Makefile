@@ -1,0 +1,44 @@
+# The two commands of the README, plus the benchmark.
+#   make run    install what is missing, build Release, serve 127.0.0.1:9200 with ./data
+#   make test   install what is missing, build, run every test (also under ASan+UBSan)
+#   make bench  build Release and run the ingest/query benchmark
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+JOBS ?= $(shell nproc)
+LISTEN ?= 127.0.0.1:9200
+DATA ?= ./data
+
+.PHONY: all deps build run test test-release test-asan bench format clean
+
+all: build
+
+deps:
+	./deploy/install-deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD) -j$(JOBS)
+
+run: build
+	$(BUILD)/server/dashcam --listen $(LISTEN) --data-dir $(DATA)
+
+test: test-release test-asan
+
+test-release: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+
+test-asan: deps
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+	  -DDASHCAM_SANITIZE=ON -DDASHCAM_BENCH=OFF
+	cmake --build $(ASAN_BUILD) -j$(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j$(JOBS)
+
+bench: build
+	$(BUILD)/tests/bench/dashcam_bench --server $(BUILD)/server/dashcam $(BENCH_ARGS)
+
+format:
+	git ls-files '*.cpp' '*.h' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

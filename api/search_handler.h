@@ -1,0 +1,51 @@
+// GET /api/v1/search?q=&from=&to=&limit=&cursor=&track_total_hits=
+//
+// Answer (200):
+//   {"took_ms":3,"total":12,"total_relation":"eq",
+//    "hits":[{"_id":"..","_index":"..","@timestamp":"2026-11-29T10:23:15.123Z",
+//             "_source":{...the stored document...}}],
+//    "next_cursor":"0019a1c2b3d4e5f6" | null}
+// Hits are newest first. `total` counts every match in [from, to) up to
+// 10000 ("total_relation":"gte" beyond), or exactly with track_total_hits=true.
+// `next_cursor` pages through all hits with no duplicates or gaps.
+//
+// Errors: 400 {"error":{"type":"query_parse_error","reason":..,"position":N}}
+// for a malformed query, 400 {"error":{"type":"illegal_argument",..}} for a bad
+// parameter, 503 {"error":{"type":"query_timeout",..}} past the time budget.
+#pragma once
+
+#include <chrono>
+#include <functional>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include "storage/event_store.h"
+#include "storage/log.h"
+
+namespace dashcam::api {
+
+namespace http = boost::beast::http;
+using HttpRequest = http::request<http::string_body>;
+using HttpResponse = http::response<http::string_body>;
+
+// What the API handlers need. Owned by the server; outlives every request.
+struct ApiContext {
+  storage::EventStore& store;
+  boost::asio::any_io_executor workers;  // searches run here
+  const Log& log;
+  std::chrono::milliseconds query_timeout{10'000};
+  std::function<TimeMs()> now;
+};
+
+boost::asio::awaitable<HttpResponse> HandleSearch(HttpRequest req, ApiContext& ctx);
+
+// A JSON answer with the right headers (shared by the API handlers).
+HttpResponse MakeJsonResponse(const HttpRequest& req, http::status status, std::string body);
+// {"error":{"type":..,"reason":..}} with `status`.
+HttpResponse MakeErrorResponse(const HttpRequest& req, http::status status, std::string_view type,
+                               std::string_view reason);
+
+}  // namespace dashcam::api

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages that building, running and testing dashcam need.
+# Idempotent: when every package is already installed it changes nothing and
+# does not touch the network.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config git curl
+  libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
+  libsqlite3-dev sqlite3 libsimdjson-dev zlib1g-dev libssl-dev libzstd-dev
+  libre2-dev libcli11-dev libfmt-dev libspdlog-dev
+  libgtest-dev libgmock-dev
+  clang libclang-rt-14-dev clang-format
+)
+if [ "${DASHCAM_WITH_BROWSER:-0}" = "1" ]; then
+  packages+=(chromium nodejs npm)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+export DEBIAN_FRONTEND=noninteractive
+if ! "${sudo_cmd[@]}" apt-get install -y --no-install-recommends "${missing[@]}"; then
+  "${sudo_cmd[@]}" apt-get update
+  "${sudo_cmd[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,138 @@
+#include "ingest/bulk_decoder.h"
+
+#include <fmt/format.h>
+
+namespace dashcam::ingest {
+namespace {
+
+namespace od = simdjson::ondemand;
+
+struct Line {
+  std::string_view text;
+  std::size_t number = 0;  // 1-based
+};
+
+// Iterates the non-blank lines of the body.
+class LineReader {
+ public:
+  LineReader(std::string_view body) : body_(body) {}
+  bool Next(Line& line) {
+    while (pos_ < body_.size()) {
+      std::size_t end = body_.find('\n', pos_);
+      if (end == std::string_view::npos) end = body_.size();
+      std::string_view text = body_.substr(pos_, end - pos_);
+      pos_ = end + 1;
+      ++number_;
+      if (text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      line = Line{text, number_};
+      return true;
+    }
+    return false;
+  }
+  std::size_t offset_of(std::string_view text) const {
+    return static_cast<std::size_t>(text.data() - body_.data());
+  }
+
+ private:
+  std::string_view body_;
+  std::size_t pos_ = 0, number_ = 0;
+};
+
+Status ActionError(std::size_t line, std::string_view why) {
+  return Status::InvalidArgument(fmt::format("malformed action/metadata line [{}]: {}", line, why));
+}
+
+// Parses `{"<op>":{"_index":..,"_id":..}}`.
+Status ParseAction(const Line& line, std::size_t capacity, od::parser& parser, BulkItem& item) {
+  od::document doc;
+  od::object outer, meta;
+  if (parser.iterate(line.text.data(), line.text.size(), capacity).get(doc) ||
+      doc.get_object().get(outer)) {
+    return ActionError(line.number, "expected a JSON object");
+  }
+  std::size_t keys = 0;
+  for (auto field : outer) {
+    std::string_view op;
+    if (++keys > 1) return ActionError(line.number, "expected exactly one action");
+    if (field.unescaped_key().get(op) || field.value().get_object().get(meta)) {
+      return ActionError(line.number, "expected {\"<action>\":{...}}");
+    }
+    item.op = std::string(op);
+    for (auto m : meta) {
+      std::string_view key, value;
+      if (m.unescaped_key().get(key)) return ActionError(line.number, "bad metadata key");
+      if (key != "_index" && key != "_id") continue;  // routing, pipeline, ...: ignored
+      if (m.value().get_string().get(value)) {
+        return ActionError(line.number, fmt::format("[{}] must be a string", key));
+      }
+      (key == "_index" ? item.index : item.id) = std::string(value);
+    }
+  }
+  if (keys == 0) return ActionError(line.number, "expected an action");
+  if (item.op != "create" && item.op != "index" && item.op != "delete" && item.op != "update") {
+    return ActionError(line.number, fmt::format("unknown action [{}]", item.op.substr(0, 32)));
+  }
+  return Status::Ok();
+}
+
+void Fail(BulkItem& item, int status, std::string type, std::string reason) {
+  item.status = status;
+  item.error_type = std::move(type);
+  item.error_reason = std::move(reason);
+}
+
+}  // namespace
+
+Result<DecodedBulk> DecodeBulk(std::string_view padded_body, std::size_t body_size,
+                               std::string_view default_index, TimeMs arrival,
+                               const BulkLimits& limits, DocumentParser& parser) {
+  DecodedBulk out;
+  const std::string_view body = padded_body.substr(0, body_size);
+  LineReader lines(body);
+  od::parser action_parser;
+  Line line;
+  while (lines.Next(line)) {
+    BulkItem item;
+    const std::size_t capacity = padded_body.size() - lines.offset_of(line.text);
+    if (auto s = ParseAction(line, capacity, action_parser, item); !s.ok()) return s;
+    if (item.index.empty()) item.index = std::string(default_index);
+    if (item.op == "delete") {
+      Fail(item, 400, "illegal_argument_exception",
+           "dashcam does not support delete actions: events are immutable");
+      out.items.push_back(std::move(item));
+      continue;
+    }
+    Line source;
+    if (!lines.Next(source)) {
+      Fail(item, 400, "action_request_validation_exception",
+           fmt::format("action on line {} has no source line", line.number));
+      out.items.push_back(std::move(item));
+      break;
+    }
+    if (item.op == "update") {
+      Fail(item, 400, "illegal_argument_exception",
+           "dashcam does not support update actions: events are immutable");
+    } else if (source.text.size() > limits.max_event_bytes) {
+      Fail(item, 400, "document_too_large_exception",
+           fmt::format("document on line {} is {} bytes, over the limit of {}", source.number,
+                       source.text.size(), limits.max_event_bytes));
+    } else {
+      const std::size_t cap = padded_body.size() - lines.offset_of(source.text);
+      auto rec = parser.Parse(source.text, cap, arrival);
+      if (!rec.ok()) {
+        Fail(item, 400, "document_parsing_exception",
+             fmt::format("line {}: {}", source.number, rec.status().message()));
+      } else {
+        rec->index = item.index;
+        rec->doc_id = item.id;
+        rec->op = item.op == "index" ? storage::WriteOp::kIndex : storage::WriteOp::kCreate;
+        item.record = out.records.size();
+        out.records.push_back(std::move(*rec));
+      }
+    }
+    out.items.push_back(std::move(item));
+  }
+  return out;
+}
+
+}  // namespace dashcam::ingest

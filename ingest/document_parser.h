@@ -1,0 +1,81 @@
+// DocumentParser: one JSON document (a `_bulk` source line, an NDJSON line,
+// a Beats event) -> a storage::Record. This is dashcam's event model:
+//
+//   ts_ms    `@timestamp`: an RFC 3339 string (any fraction, any offset) or
+//            epoch milliseconds; missing -> arrival time; malformed or outside
+//            [1970, 2200) -> error (as Elasticsearch rejects it).
+//   message  `message`, else `msg`, else `log` when it is a string.
+//   level    `log.level`, else `level` (a string).
+//   fields   every other value, nested objects flattened to dotted names
+//            (`host.name`), arrays giving one field per element, numbers and
+//            booleans kept typed, nulls dropped. `message` and `@timestamp`
+//            are not repeated as fields; `msg`/`log`/`level` are.
+//   source   the document's text, unchanged.
+//
+// Parsing uses simdjson On Demand. A parser is not thread-safe: use one per
+// thread (ParserPool hands them out).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <vector>
+
+#include <simdjson.h>
+
+#include "storage/record.h"
+
+namespace dashcam::ingest {
+
+struct DocumentLimits {
+  std::size_t max_fields = 1000;  // Default: Elasticsearch's total_fields limit
+  std::size_t max_depth = 32;     // nesting of objects and arrays
+};
+
+class DocumentParser {
+ public:
+  explicit DocumentParser(DocumentLimits limits = {}) : limits_(limits) {}
+
+  // REQUIRES: `capacity - json.size() >= simdjson::SIMDJSON_PADDING`, i.e. the
+  // bytes after `json` up to `capacity` are readable (their content is not).
+  // Errors: InvalidArgument naming the problem.
+  Result<storage::Record> Parse(std::string_view json, std::size_t capacity, TimeMs arrival);
+
+ private:
+  class Walker;
+  DocumentLimits limits_;
+  simdjson::ondemand::parser parser_;
+};
+
+// A pool of parsers so worker threads need not own one each.
+class ParserPool {
+ public:
+  explicit ParserPool(DocumentLimits limits = {}) : limits_(limits) {}
+
+  class Lease {
+   public:
+    Lease(ParserPool& pool, std::unique_ptr<DocumentParser> p) : pool_(pool), p_(std::move(p)) {}
+    ~Lease();
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    DocumentParser& operator*() { return *p_; }
+    DocumentParser* operator->() { return p_.get(); }
+
+   private:
+    ParserPool& pool_;
+    std::unique_ptr<DocumentParser> p_;
+  };
+
+  Lease Acquire();
+
+ private:
+  const DocumentLimits limits_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<DocumentParser>> idle_;  // guarded by mu_
+};
+
+// A copy of `data` with simdjson's padding after it.
+std::string PadForParsing(std::string_view data);
+
+}  // namespace dashcam::ingest

@@ -1,0 +1,199 @@
+#include "ingest/ingest_handlers.h"
+
+#include <chrono>
+
+#include <fmt/format.h>
+#include <boost/beast/http/field.hpp>
+#include <boost/json.hpp>
+
+#include "ingest/gzip.h"
+#include "ingest/ndjson_decoder.h"
+#include "storage/async.h"
+
+namespace dashcam::ingest {
+namespace {
+
+namespace json = boost::json;
+using storage::RecordOutcome;
+
+int HttpStatusFor(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kOk:
+      return 200;
+    case StatusCode::kInvalidArgument:
+      return 400;
+    case StatusCode::kTooLarge:
+      return 413;
+    case StatusCode::kOverloaded:
+      return 429;
+    case StatusCode::kUnavailable:
+    case StatusCode::kDeadlineExceeded:
+      return 503;
+    default:
+      return 500;
+  }
+}
+
+std::string_view ErrorTypeFor(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kInvalidArgument:
+      return "parse_exception";
+    case StatusCode::kTooLarge:
+      return "content_too_long_exception";
+    case StatusCode::kOverloaded:
+      return "es_rejected_execution_exception";
+    case StatusCode::kUnavailable:
+      return "unavailable_shards_exception";
+    default:
+      return "exception";
+  }
+}
+
+HttpResponse JsonResponse(const HttpRequest& req, int status, std::string body) {
+  HttpResponse res{static_cast<http::status>(status), req.version()};
+  res.set(http::field::content_type, "application/json");
+  if (status == 429) res.set(http::field::retry_after, "1");
+  res.body() = std::move(body);
+  res.prepare_payload();
+  return res;
+}
+
+// Elasticsearch's error shape.
+HttpResponse ErrorResponse(const HttpRequest& req, const Status& s) {
+  const int status = HttpStatusFor(s);
+  json::object err{{"type", ErrorTypeFor(s)}, {"reason", s.message()}};
+  json::object body{
+      {"error",
+       {{"root_cause", json::array{err}}, {"type", err["type"]}, {"reason", err["reason"]}}},
+      {"status", status}};
+  return JsonResponse(req, status, json::serialize(body));
+}
+
+// The body, inflated when encoded, with simdjson padding after `size` bytes.
+struct PaddedBody {
+  std::string bytes;
+  std::size_t size = 0;
+};
+
+Result<PaddedBody> ReadBody(HttpRequest& req, std::size_t max_bytes) {
+  const auto encoding = req[http::field::content_encoding];
+  PaddedBody body;
+  if (encoding.empty() || encoding == "identity") {
+    body.bytes = std::move(req.body());
+  } else if (encoding == "gzip" || encoding == "x-gzip" || encoding == "deflate") {
+    auto inflated = Inflate(req.body(), max_bytes);
+    if (!inflated.ok()) return inflated.status();
+    body.bytes = std::move(*inflated);
+  } else {
+    return Status::InvalidArgument(fmt::format("unsupported Content-Encoding '{}'", encoding));
+  }
+  body.size = body.bytes.size();
+  body.bytes.append(simdjson::SIMDJSON_PADDING, ' ');
+  return body;
+}
+
+std::int64_t ElapsedMs(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                               start)
+      .count();
+}
+
+// Sets each stored item's status from the writer's outcome.
+void ApplyOutcomes(std::vector<BulkItem>& items, const storage::AppendResult& r) {
+  for (BulkItem& item : items) {
+    if (item.status != 0 || item.record == static_cast<std::size_t>(-1)) continue;
+    const RecordOutcome o = r.outcomes[item.record];
+    if (o == RecordOutcome::kCreated) item.status = 201;
+    if (o == RecordOutcome::kUpdated) item.status = 200;
+    if (o == RecordOutcome::kFailed) {
+      item.status = HttpStatusFor(r.status);
+      item.error_type = std::string(ErrorTypeFor(r.status));
+      item.error_reason = r.status.message();
+    }
+    if (o == RecordOutcome::kDuplicate) {
+      item.status = 409;
+      item.error_type = "version_conflict_engine_exception";
+      item.error_reason = fmt::format("[{}]: version conflict, document already exists", item.id);
+    }
+    if (o != RecordOutcome::kFailed && o != RecordOutcome::kDuplicate) item.id = r.ids[item.record];
+  }
+}
+
+std::string BulkResponseBody(const std::vector<BulkItem>& items, std::int64_t took) {
+  json::array out;
+  out.reserve(items.size());
+  bool errors = false;
+  for (const BulkItem& item : items) {
+    json::object v{{"_index", item.index}};
+    if (!item.id.empty()) v["_id"] = item.id;
+    v["status"] = item.status;
+    if (item.status == 201 || item.status == 200) {
+      v["_version"] = 1;
+      v["result"] = item.status == 201 ? "created" : "updated";
+    } else {
+      errors = true;
+      v["error"] = {{"type", item.error_type}, {"reason", item.error_reason}};
+    }
+    out.push_back(json::object{{item.op, std::move(v)}});
+  }
+  return json::serialize(
+      json::object{{"took", took}, {"errors", errors}, {"items", std::move(out)}});
+}
+
+void LogRejected(const Log& log, const std::vector<BulkItem>& items) {
+  for (const BulkItem& item : items) {
+    if (item.status == 400) {
+      log.Warn("bulk_item_rejected", {{"index", item.index}, {"reason", item.error_reason}});
+    }
+  }
+}
+
+}  // namespace
+
+boost::asio::awaitable<HttpResponse> HandleBulk(HttpRequest req, std::string default_index,
+                                                IngestContext& ctx) {
+  const auto start = std::chrono::steady_clock::now();
+  auto decoded = co_await storage::RunBlocking(ctx.workers, [&]() -> Result<DecodedBulk> {
+    auto body = ReadBody(req, ctx.options.max_body_bytes);
+    if (!body.ok()) return body.status();
+    auto parser = ctx.parsers.Acquire();
+    return DecodeBulk(body->bytes, body->size, default_index, ctx.now(), ctx.options.bulk, *parser);
+  });
+  if (!decoded.ok()) co_return ErrorResponse(req, decoded.status());
+  LogRejected(ctx.log, decoded->items);
+  if (!decoded->records.empty()) {
+    storage::AppendResult r = co_await storage::AsyncAppend(ctx.store, std::move(decoded->records));
+    if (r.outcomes.empty()) co_return ErrorResponse(req, r.status);  // refused whole: retry
+    ApplyOutcomes(decoded->items, r);
+  }
+  co_return JsonResponse(req, 200, BulkResponseBody(decoded->items, ElapsedMs(start)));
+}
+
+boost::asio::awaitable<HttpResponse> HandleNdjsonIngest(HttpRequest req, IngestContext& ctx) {
+  auto decoded = co_await storage::RunBlocking(ctx.workers, [&]() -> Result<DecodedNdjson> {
+    auto body = ReadBody(req, ctx.options.max_body_bytes);
+    if (!body.ok()) return body.status();
+    auto parser = ctx.parsers.Acquire();
+    return DecodeNdjson(body->bytes, body->size, ctx.now(), ctx.options.bulk.max_event_bytes,
+                        *parser);
+  });
+  if (!decoded.ok()) co_return ErrorResponse(req, decoded.status());
+  std::size_t accepted = 0;
+  json::array errors;
+  for (const LineError& e : decoded->errors) {
+    errors.push_back(json::object{{"line", e.line}, {"reason", e.reason}});
+  }
+  if (!decoded->records.empty()) {
+    storage::AppendResult r = co_await storage::AsyncAppend(ctx.store, std::move(decoded->records));
+    if (r.outcomes.empty()) co_return ErrorResponse(req, r.status);
+    for (RecordOutcome o : r.outcomes) accepted += o != RecordOutcome::kFailed ? 1 : 0;
+    if (accepted < r.outcomes.size()) co_return ErrorResponse(req, r.status);
+  }
+  const std::size_t rejected = decoded->errors.size();
+  co_return JsonResponse(
+      req, 200,
+      json::serialize(json::object{
+          {"accepted", accepted}, {"rejected", rejected}, {"errors", std::move(errors)}}));
+}
+
+}  // namespace dashcam::ingest

@@ -1,0 +1,51 @@
+// HTTP handlers of the ingest endpoints:
+//   POST|PUT /_bulk, /{index}/_bulk   Elasticsearch bulk API (see PROTOCOLS.md 1.2-1.3)
+//   POST /api/v1/ingest               NDJSON, one event per line
+// Each handler decodes on the worker pool, queues the records and answers
+// only after the writer has committed them: a 2xx means durable. Bodies may
+// be gzip- or deflate-encoded.
+//
+// A handler is a function from request to response; it never touches the
+// connection. Runs as a coroutine on the connection's strand.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include "ingest/bulk_decoder.h"
+#include "ingest/document_parser.h"
+#include "storage/event_store.h"
+#include "storage/log.h"
+
+namespace dashcam::ingest {
+
+namespace http = boost::beast::http;
+using HttpRequest = http::request<http::string_body>;
+using HttpResponse = http::response<http::string_body>;
+
+struct IngestOptions {
+  std::size_t max_body_bytes = 100u << 20;  // Default: 100 MiB, after decompression too
+  BulkLimits bulk;
+};
+
+// What the ingest handlers need. Owned by the server; outlives every request.
+struct IngestContext {
+  storage::EventStore& store;
+  boost::asio::any_io_executor workers;  // for decoding
+  ParserPool& parsers;
+  const Log& log;
+  IngestOptions options;
+  std::function<TimeMs()> now;  // wall clock, for events without @timestamp
+};
+
+boost::asio::awaitable<HttpResponse> HandleBulk(HttpRequest req, std::string default_index,
+                                                IngestContext& ctx);
+boost::asio::awaitable<HttpResponse> HandleNdjsonIngest(HttpRequest req, IngestContext& ctx);
+
+}  // namespace dashcam::ingest

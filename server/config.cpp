@@ -1,0 +1,80 @@
+#include "server/config.h"
+
+#include <charconv>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+namespace dashcam::server {
+
+std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
+  Config c;
+  CLI::App app{
+      "dashcam: a log server for GPU training fleets (Elasticsearch _bulk in, "
+      "Lucene-style search out, SQLite FTS5 underneath)",
+      "dashcam"};
+  app.set_version_flag("--version", "dashcam 0.1.0");
+  app.add_option("--listen", c.listen, "HTTP listen address host:port (port 0: any free port)")
+      ->envname("DASHCAM_LISTEN")
+      ->capture_default_str();
+  app.add_option("--data-dir", c.data_dir, "Directory of the day partitions (created if missing)")
+      ->envname("DASHCAM_DATA_DIR")
+      ->capture_default_str();
+  app.add_option("--threads", c.threads, "I/O threads; 0 means one per core")
+      ->envname("DASHCAM_THREADS")
+      ->capture_default_str();
+  app.add_option("--max-body-bytes", c.max_body_bytes,
+                 "Largest request body accepted, before and after decompression (413 beyond)")
+      ->envname("DASHCAM_MAX_BODY_BYTES")
+      ->capture_default_str();
+  app.add_option("--max-event-bytes", c.max_event_bytes,
+                 "Largest single document; larger ones are rejected per item (400)")
+      ->envname("DASHCAM_MAX_EVENT_BYTES")
+      ->capture_default_str();
+  app.add_option("--queue-bytes", c.queue_bytes,
+                 "Memory for events waiting to be committed; beyond it ingest answers 429")
+      ->envname("DASHCAM_QUEUE_BYTES")
+      ->capture_default_str();
+  app.add_option("--sync", c.sync,
+                 "SQLite synchronous mode: full (fsync every commit: survives power loss) or "
+                 "normal (survives a process crash)")
+      ->envname("DASHCAM_SYNC")
+      ->check(CLI::IsMember({"full", "normal"}))
+      ->capture_default_str();
+  app.add_option("--query-timeout-ms", c.query_timeout_ms, "Time budget of one query (503 beyond)")
+      ->envname("DASHCAM_QUERY_TIMEOUT_MS")
+      ->capture_default_str();
+  app.add_option("--read-timeout-s", c.read_timeout_s,
+                 "Deadline for reading a request, and for an idle keep-alive connection")
+      ->envname("DASHCAM_READ_TIMEOUT_S")
+      ->capture_default_str();
+  app.add_flag("--debug", c.debug, "Log debug events")->envname("DASHCAM_DEBUG");
+  app.add_option("--test-commit-delay-ms", c.test_commit_delay_ms)->group("");  // tests only
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::ostringstream out, err;
+    const int code = app.exit(e, out, err);
+    return ExitNow{code, code == 0 ? out.str() : err.str()};
+  }
+  if (c.threads == 0) c.threads = std::max(1u, std::thread::hardware_concurrency());
+  return c;
+}
+
+bool SplitHostPort(const std::string& listen, HostPort& out) {
+  const auto colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  std::string host = listen.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  const char* b = listen.data() + colon + 1;
+  const char* e = listen.data() + listen.size();
+  unsigned port = 0;
+  auto [p, ec] = std::from_chars(b, e, port);
+  if (ec != std::errc() || p != e || port > 65535) return false;
+  out = HostPort{host, static_cast<std::uint16_t>(port)};
+  return true;
+}
+
+}  // namespace dashcam::server

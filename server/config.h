@@ -1,0 +1,41 @@
+// Config: every setting of the server, from flags or environment variables
+// (DASHCAM_<FLAG>, flags win). `dashcam --help` lists them all.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <variant>
+
+namespace dashcam::server {
+
+struct Config {
+  std::string listen = "127.0.0.1:9200";  // host:port; port 0 picks a free one
+  std::string data_dir = "./data";
+  unsigned threads = 0;                     // I/O threads; 0: number of cores
+  std::size_t max_body_bytes = 100u << 20;  // per request, compressed and decompressed
+  std::size_t max_event_bytes = 1u << 20;   // per document
+  std::size_t queue_bytes = 64u << 20;      // events waiting for the writer
+  std::string sync = "full";                // SQLite synchronous: full | normal
+  std::uint32_t query_timeout_ms = 10'000;
+  std::uint32_t read_timeout_s = 60;  // idle keep-alive and each request read
+  bool debug = false;
+  int test_commit_delay_ms = 0;  // hidden: slows every commit (tests)
+};
+
+// What to do after parsing the command line.
+struct ExitNow {
+  int code = 0;        // 0 after --help/--version
+  std::string output;  // to print (stdout when code is 0, else stderr)
+};
+
+std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv);
+
+// host and port of `listen`; nullopt-like failure reported as empty host.
+struct HostPort {
+  std::string host;
+  std::uint16_t port = 0;
+};
+bool SplitHostPort(const std::string& listen, HostPort& out);
+
+}  // namespace dashcam::server

@@ -1,0 +1,181 @@
+#include "server/http_session.h"
+
+#include <algorithm>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+
+namespace dashcam::server {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+namespace {
+
+bool IsExpectedClose(const beast::error_code& ec) {
+  return ec == http::error::end_of_stream || ec == asio::error::operation_aborted ||
+         ec == asio::error::connection_reset || ec == asio::error::eof ||
+         ec == beast::error::timeout || ec == asio::error::bad_descriptor;
+}
+
+HttpResponse TransportError(unsigned version, http::status status, std::string_view type,
+                            std::string_view reason) {
+  HttpRequest dummy;
+  dummy.version(version);
+  return api::MakeErrorResponse(dummy, status, type, reason);
+}
+
+}  // namespace
+
+HttpSession::HttpSession(asio::ip::tcp::socket socket, Router& router, const HttpLimits& limits,
+                         SessionRegistry& registry, const Log& log)
+    : stream_(std::move(socket)),
+      router_(router),
+      limits_(limits),
+      registry_(registry),
+      log_(log) {}
+
+void HttpSession::CloseIfIdle() {
+  if (!busy_) {
+    beast::error_code ec;
+    stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+    stream_.socket().close(ec);
+  }
+}
+
+asio::awaitable<void> HttpSession::Run() {
+  beast::flat_buffer buffer;
+  for (;;) {
+    bool keep_going = false;
+    try {
+      keep_going = co_await ServeOne(buffer);
+    } catch (const std::exception& e) {
+      log_.Error("session_failed", {{"error", e.what()}});
+    }
+    if (!keep_going || registry_.draining()) break;
+  }
+  beast::error_code ec;
+  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ec);
+  stream_.socket().close(ec);
+  registry_.Remove(this);
+}
+
+// Serves one request; returns whether the connection stays open.
+asio::awaitable<bool> HttpSession::ServeOne(beast::flat_buffer& buffer) {
+  beast::error_code ec;
+  http::request_parser<http::string_body> parser;
+  parser.header_limit(static_cast<std::uint32_t>(limits_.max_header_bytes));
+  parser.body_limit(limits_.max_body_bytes);
+
+  stream_.expires_after(limits_.read_timeout);
+  co_await http::async_read_header(stream_, buffer, parser,
+                                   asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) {
+    if (!IsExpectedClose(ec) && ec != http::error::partial_message) {
+      const bool too_big = ec == http::error::header_limit;
+      auto res = TransportError(
+          11, too_big ? http::status::request_header_fields_too_large : http::status::bad_request,
+          "bad_request", ec.message());
+      res.keep_alive(false);
+      stream_.expires_after(limits_.write_timeout);
+      co_await http::async_write(stream_, res, asio::redirect_error(asio::use_awaitable, ec));
+    }
+    co_return false;
+  }
+  busy_ = true;
+  const unsigned version = parser.get().version();
+  if (parser.content_length() && *parser.content_length() > limits_.max_body_bytes) {
+    auto res =
+        TransportError(version, http::status::payload_too_large, "content_too_long_exception",
+                       "request body is larger than --max-body-bytes");
+    res.keep_alive(false);
+    stream_.expires_after(limits_.write_timeout);
+    co_await http::async_write(stream_, res, asio::redirect_error(asio::use_awaitable, ec));
+    co_return false;
+  }
+  if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+    http::response<http::empty_body> cont{http::status::continue_, version};
+    co_await http::async_write(stream_, cont, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) co_return false;
+  }
+  stream_.expires_after(limits_.read_timeout);
+  co_await http::async_read(stream_, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) {
+    if (ec == http::error::body_limit) {
+      auto res =
+          TransportError(version, http::status::payload_too_large, "content_too_long_exception",
+                         "request body is larger than --max-body-bytes");
+      res.keep_alive(false);
+      stream_.expires_after(limits_.write_timeout);
+      co_await http::async_write(stream_, res, asio::redirect_error(asio::use_awaitable, ec));
+    }
+    co_return false;
+  }
+  HttpRequest req = parser.release();
+  const bool keep_alive = req.keep_alive();
+  stream_.expires_never();
+  HttpResponse res = co_await Dispatch(std::move(req));
+  res.set("X-Elastic-Product", "Elasticsearch");
+  res.keep_alive(keep_alive && !registry_.draining());
+  stream_.expires_after(limits_.write_timeout);
+  co_await http::async_write(stream_, res, asio::redirect_error(asio::use_awaitable, ec));
+  busy_ = false;
+  co_return !ec && res.keep_alive();
+}
+
+asio::awaitable<HttpResponse> HttpSession::Dispatch(HttpRequest req) {
+  const unsigned version = req.version();
+  std::string error;
+  try {
+    co_return co_await router_.Handle(std::move(req));
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  log_.Error("handler_failed", {{"error", error}});
+  co_return TransportError(version, http::status::internal_server_error, "internal_error",
+                           "the server failed to handle this request");
+}
+
+void SessionRegistry::Add(const std::shared_ptr<HttpSession>& s) {
+  std::lock_guard lock(mu_);
+  sessions_.push_back(s);
+}
+
+void SessionRegistry::Remove(HttpSession* s) {
+  std::lock_guard lock(mu_);
+  sessions_.erase(std::remove_if(sessions_.begin(), sessions_.end(),
+                                 [s](const std::weak_ptr<HttpSession>& w) {
+                                   auto p = w.lock();
+                                   return !p || p.get() == s;
+                                 }),
+                  sessions_.end());
+}
+
+void SessionRegistry::Drain() {
+  draining_ = true;
+  std::vector<std::shared_ptr<HttpSession>> live;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& w : sessions_) {
+      if (auto p = w.lock()) live.push_back(std::move(p));
+    }
+  }
+  for (auto& s : live) {
+    asio::post(s->executor(), [s] { s->CloseIfIdle(); });
+  }
+}
+
+std::size_t SessionRegistry::size() const {
+  std::lock_guard lock(mu_);
+  return sessions_.size();
+}
+
+}  // namespace dashcam::server

@@ -1,0 +1,76 @@
+// HttpSession: one HTTP/1.1 connection, as a coroutine on its own strand.
+// It moves bytes: read a request (deadline and size limits on every read),
+// hand it to the Router, write the answer, repeat while keep-alive holds. It
+// never looks inside requests beyond the headers that govern the transport.
+//
+// Every response gets `X-Elastic-Product: Elasticsearch` (the Elasticsearch
+// clients check it). A request whose declared body is over the limit gets 413
+// without its body being read, and the connection is closed.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+
+#include "server/router.h"
+#include "storage/log.h"
+
+namespace dashcam::server {
+
+struct HttpLimits {
+  std::size_t max_body_bytes = 100u << 20;
+  std::size_t max_header_bytes = 16u << 10;
+  std::chrono::seconds read_timeout{60};
+  std::chrono::seconds write_timeout{60};
+};
+
+class SessionRegistry;
+
+class HttpSession : public std::enable_shared_from_this<HttpSession> {
+ public:
+  HttpSession(boost::asio::ip::tcp::socket socket, Router& router, const HttpLimits& limits,
+              SessionRegistry& registry, const Log& log);
+
+  boost::asio::awaitable<void> Run();
+  // Closes the connection if it is waiting for a request. Call on its strand.
+  void CloseIfIdle();
+  boost::asio::any_io_executor executor() { return stream_.get_executor(); }
+
+ private:
+  boost::asio::awaitable<bool> ServeOne(boost::beast::flat_buffer& buffer);
+  boost::asio::awaitable<HttpResponse> Dispatch(HttpRequest req);
+
+  boost::beast::tcp_stream stream_;
+  Router& router_;
+  const HttpLimits& limits_;
+  SessionRegistry& registry_;
+  const Log& log_;
+  bool busy_ = false;  // on the strand only
+};
+
+// The live sessions, so that a drain can close idle ones.
+// Thread-safety: all methods may be called from any thread.
+class SessionRegistry {
+ public:
+  void Add(const std::shared_ptr<HttpSession>& s);
+  void Remove(HttpSession* s);
+  // Stops keep-alive everywhere and closes the sessions that are idle.
+  void Drain();
+  bool draining() const { return draining_.load(); }
+  std::size_t size() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::weak_ptr<HttpSession>> sessions_;  // guarded by mu_
+  std::atomic<bool> draining_{false};
+};
+
+}  // namespace dashcam::server

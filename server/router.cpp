@@ -1,0 +1,103 @@
+#include "server/router.h"
+
+#include <vector>
+
+#include <boost/beast/http/field.hpp>
+#include <boost/url/parse.hpp>
+
+#include "web/assets.h"
+
+namespace dashcam::server {
+namespace {
+
+namespace http = boost::beast::http;
+
+HttpResponse ErrorResponse(const HttpRequest& req, http::status status, std::string_view type,
+                           std::string_view reason) {
+  return api::MakeErrorResponse(req, status, type, reason);
+}
+
+HttpResponse AssetResponse(const HttpRequest& req, const web::Asset& asset) {
+  HttpResponse res{http::status::ok, req.version()};
+  res.set(http::field::content_type, asset.content_type);
+  res.set(http::field::etag, asset.etag);
+  res.set(http::field::cache_control, "no-cache");
+  if (req[http::field::if_none_match] == asset.etag) {
+    res.result(http::status::not_modified);
+  } else if (req.method() != http::verb::head) {
+    res.body() = std::string(asset.body);
+  }
+  res.prepare_payload();
+  if (req.method() == http::verb::head) res.content_length(asset.body.size());
+  return res;
+}
+
+// The Elasticsearch "info" document clients read on connect.
+HttpResponse InfoResponse(const HttpRequest& req) {
+  return api::MakeJsonResponse(
+      req, http::status::ok,
+      R"({"name":"dashcam","cluster_name":"dashcam","cluster_uuid":"dashcam-0000000000000000",)"
+      R"("version":{"number":"8.17.0","build_flavor":"default","build_type":"deb",)"
+      R"("lucene_version":"9.12.0","minimum_wire_compatibility_version":"7.17.0",)"
+      R"("minimum_index_compatibility_version":"7.0.0"},"tagline":"You Know, for Search"})");
+}
+
+bool WantsHtml(const HttpRequest& req) {
+  return req[http::field::accept].find("text/html") != std::string_view::npos;
+}
+
+std::vector<std::string> PathSegments(std::string_view target) {
+  std::vector<std::string> out;
+  auto url = boost::urls::parse_origin_form(target);
+  if (!url) return out;
+  for (auto seg : url->segments()) out.push_back(seg);
+  return out;
+}
+
+bool IsRead(http::verb v) {
+  return v == http::verb::get || v == http::verb::head;
+}
+bool IsWrite(http::verb v) {
+  return v == http::verb::post || v == http::verb::put;
+}
+
+}  // namespace
+
+boost::asio::awaitable<HttpResponse> Router::Handle(HttpRequest req) {
+  const http::verb method = req.method();
+  const std::vector<std::string> seg = PathSegments(req.target());
+  const std::string path = seg.empty() ? "/" : "/" + seg[0];
+
+  if (seg.empty() || (seg.size() == 1 && seg[0].empty())) {
+    if (!IsRead(method))
+      co_return ErrorResponse(req, http::status::method_not_allowed, "method_not_allowed",
+                              "use GET");
+    if (WantsHtml(req)) co_return AssetResponse(req, *web::FindAsset("/"));
+    co_return InfoResponse(req);
+  }
+  if (seg.size() == 1 && seg[0] == "healthz") {
+    co_return api::MakeJsonResponse(req, http::status::ok, R"({"status":"ok"})");
+  }
+  if (seg.size() == 1 && seg[0] == "_bulk" && IsWrite(method)) {
+    co_return co_await ingest::HandleBulk(std::move(req), "", ingest_);
+  }
+  if (seg.size() == 2 && seg[1] == "_bulk" && IsWrite(method)) {
+    co_return co_await ingest::HandleBulk(std::move(req), seg[0], ingest_);
+  }
+  if (seg.size() == 3 && seg[0] == "api" && seg[1] == "v1") {
+    if (seg[2] == "ingest" && IsWrite(method)) {
+      co_return co_await ingest::HandleNdjsonIngest(std::move(req), ingest_);
+    }
+    if (seg[2] == "search" && IsRead(method))
+      co_return co_await api::HandleSearch(std::move(req), api_);
+  }
+  if (IsRead(method) && seg.size() == 1) {
+    if (const web::Asset* asset = web::FindAsset(path)) co_return AssetResponse(req, *asset);
+  }
+  co_return ErrorResponse(req, http::status::not_found, "not_found",
+                          std::string(http::to_string(method)) + " " +
+                              std::string(req.target().substr(0, 200)) +
+                              " is not an endpoint of dashcam");
+}
+
+}  // namespace dashcam::server

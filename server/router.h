@@ -1,0 +1,37 @@
+// Router: the route table. Maps each request to its handler in ingest/ or
+// api/ (or to an embedded web asset) and reads like an index of the HTTP API:
+//
+//   GET  /                      the web page (browsers), or the Elasticsearch
+//                               info document (clients asking for JSON)
+//   GET  /index.html /app.js ...  embedded web assets
+//   GET  /healthz               liveness
+//   POST /_bulk                 Elasticsearch bulk ingest
+//   POST /{index}/_bulk         same, with a default index
+//   POST /api/v1/ingest         NDJSON ingest
+//   GET  /api/v1/search         search
+//
+// Handle is a pure function of the request (plus the services it calls).
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+
+#include "api/search_handler.h"
+#include "ingest/ingest_handlers.h"
+
+namespace dashcam::server {
+
+using HttpRequest = ingest::HttpRequest;
+using HttpResponse = ingest::HttpResponse;
+
+class Router {
+ public:
+  Router(ingest::IngestContext& ingest, api::ApiContext& api) : ingest_(ingest), api_(api) {}
+
+  boost::asio::awaitable<HttpResponse> Handle(HttpRequest req);
+
+ private:
+  ingest::IngestContext& ingest_;
+  api::ApiContext& api_;
+};
+
+}  // namespace dashcam::server

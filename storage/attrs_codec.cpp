@@ -1,0 +1,90 @@
+#include "storage/attrs_codec.h"
+
+#include <charconv>
+#include <cmath>
+
+namespace dashcam::storage {
+namespace {
+
+void AppendSanitized(std::string& out, std::string_view s, char replacement) {
+  for (char c : s) {
+    out.push_back(c == kRecordSeparator || c == kNameSeparator ? replacement : c);
+  }
+}
+
+void AppendRecord(std::string& out, std::string_view name, char type, std::string_view value) {
+  AppendSanitized(out, name, '_');
+  out.push_back(kNameSeparator);
+  out.push_back(type);
+  AppendSanitized(out, value, ' ');
+}
+
+}  // namespace
+
+void EncodeAttrs(const std::vector<Field>& fields, std::string_view index, std::string& out) {
+  out.push_back(kAttrsMarker);
+  bool first = true;
+  auto sep = [&] {
+    if (!first) out.push_back(kRecordSeparator);
+    first = false;
+  };
+  if (!index.empty()) {
+    sep();
+    AppendRecord(out, "_index", 's', index);
+  }
+  for (const Field& f : fields) {
+    sep();
+    AppendRecord(out, f.name, f.type == Field::Type::kNumber ? 'n' : 's', f.text);
+  }
+}
+
+void EncodeMessage(std::string_view message, std::string& out) {
+  out.push_back(kMessageMarker);
+  out.append(message);
+}
+
+std::string EncodeMessagePhrase(std::string_view text) {
+  std::string out;
+  EncodeMessage(text, out);
+  return out;
+}
+
+std::string EncodeFieldPhrase(std::string_view field, std::string_view text) {
+  std::string out(1, kAttrsMarker);
+  AppendRecord(out, field, 's', text);
+  return out;
+}
+
+std::string EncodeFieldNumber(std::string_view field, std::string_view canonical) {
+  std::string out(1, kAttrsMarker);
+  AppendRecord(out, field, 'n', canonical);
+  return out;
+}
+
+std::string CanonicalInteger(std::int64_t v) {
+  return std::to_string(v);
+}
+
+std::string CanonicalDouble(double v) {
+  if (std::isfinite(v) && std::trunc(v) == v && std::fabs(v) < 9.0e15) {
+    return CanonicalInteger(static_cast<std::int64_t>(v));
+  }
+  char buf[64];
+  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return ec == std::errc() ? std::string(buf, p) : std::string("nan");
+}
+
+std::optional<std::string> CanonicalNumberText(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  const char* b = text.data();
+  const char* e = b + text.size();
+  std::int64_t i = 0;
+  auto [pi, eci] = std::from_chars(b, e, i);
+  if (eci == std::errc() && pi == e) return CanonicalInteger(i);
+  double d = 0;
+  auto [pd, ecd] = std::from_chars(b, e, d, std::chars_format::general);
+  if (ecd != std::errc() || pd != e || !std::isfinite(d)) return std::nullopt;
+  return CanonicalDouble(d);
+}
+
+}  // namespace dashcam::storage

@@ -1,0 +1,55 @@
+// The text the FTS5 index is fed, and the phrases the query compiler asks it
+// for. Both go through the "dashcam" FTS5 tokenizer (fts_tokenizer.h), which
+// reads the first byte to know what it is looking at:
+//
+//   message column / message phrase:  0x01 <text>
+//       tokens: TextTokenizer tokens of <text>.
+//   attrs column:                      0x02 <record> (0x1E <record>)*
+//   field phrase (query):              0x02 <record>
+//       record := <name> 0x1F <type> <value>
+//       type 's': tokens are <name> 0x1F <t> for each TextTokenizer token t of <value>;
+//       type 'n': one token <name> 0x1F <value> (a canonical number, kept whole).
+//       A record whose name equals the previous record's (an array) is preceded
+//       by the token <name> 0x1F 0x1D, so a phrase cannot span two elements.
+//
+// Field names and string values never contain 0x1E/0x1F after encoding (they
+// are replaced), so a hostile value cannot forge another field's tokens, and
+// message tokens never contain 0x1F, so fields and message cannot collide.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "storage/record.h"
+
+namespace dashcam::storage {
+
+inline constexpr char kMessageMarker = '\x01';
+inline constexpr char kAttrsMarker = '\x02';
+inline constexpr char kArraySeparator = '\x1d';
+inline constexpr char kRecordSeparator = '\x1e';
+inline constexpr char kNameSeparator = '\x1f';
+
+// Appends the attrs column text for `fields` plus the `_index` meta field.
+void EncodeAttrs(const std::vector<Field>& fields, std::string_view index, std::string& out);
+
+// The message column text.
+void EncodeMessage(std::string_view message, std::string& out);
+
+// Query-side phrases, before FTS5 quoting.
+std::string EncodeMessagePhrase(std::string_view text);
+std::string EncodeFieldPhrase(std::string_view field, std::string_view text);
+std::string EncodeFieldNumber(std::string_view field, std::string_view canonical);
+
+// Canonical number text: integers without fraction or exponent ("12", "-3"),
+// other values in shortest round-trip form ("0.043", "1e+20").
+std::string CanonicalInteger(std::int64_t v);
+std::string CanonicalDouble(double v);
+// The canonical form of a number written in a query ("0.50" -> "0.5"), or
+// nullopt when `text` is not a plain decimal number.
+std::optional<std::string> CanonicalNumberText(std::string_view text);
+
+}  // namespace dashcam::storage

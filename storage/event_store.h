@@ -1,0 +1,43 @@
+// EventStore: the storage backend interface. Ingest appends batches of
+// Records; the API searches with a query AST. The SQLite implementation is
+// SqliteStore; a ClickHouse one can be added without touching callers.
+//
+// Thread-safety: every method may be called concurrently from any thread.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "storage/record.h"
+
+namespace dashcam::storage {
+
+class EventStore {
+ public:
+  using AppendCallback = std::function<void(AppendResult)>;
+
+  virtual ~EventStore() = default;
+
+  // Queues `records` for durable storage. `done` runs exactly once, on a
+  // storage thread, after every record is committed (or failed); it must not
+  // block. When the queue is over its byte budget the batch is refused at
+  // once: done is called with an Overloaded status (and no outcomes) before
+  // Append returns.
+  virtual void Append(std::vector<Record> records, AppendCallback done) = 0;
+
+  // Runs a search. Blocks the calling thread (call it from a worker pool,
+  // never an I/O thread). Errors: InvalidArgument for a query the backend
+  // cannot run, DeadlineExceeded past req.deadline.
+  virtual Result<SearchPage> Search(const SearchRequest& req) = 0;
+
+  // The event with this id (a FormatEventKey string or a doc_id), if any.
+  virtual Result<std::optional<StoredEvent>> Get(std::string_view id) = 0;
+
+  virtual std::vector<PartitionInfo> Partitions() = 0;
+
+  // Stops taking appends, commits everything queued, closes files. Idempotent.
+  virtual void Close() = 0;
+};
+
+}  // namespace dashcam::storage

@@ -1,0 +1,228 @@
+#include "storage/partition.h"
+
+#include <fmt/format.h>
+
+#include "storage/attrs_codec.h"
+#include "storage/fts_tokenizer.h"
+
+namespace dashcam::storage {
+namespace {
+
+constexpr int kSchemaVersion = 1;
+
+constexpr const char* kSchemaSql = R"sql(
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS events(
+  key INTEGER PRIMARY KEY,
+  level TEXT,
+  idx TEXT,
+  doc_id TEXT,
+  source BLOB NOT NULL);
+CREATE UNIQUE INDEX IF NOT EXISTS events_doc_id ON events(doc_id) WHERE doc_id IS NOT NULL;
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
+  message, attrs, content='', columnsize=0, tokenize='dashcam');
+CREATE TABLE IF NOT EXISTS replaced(key INTEGER PRIMARY KEY);
+)sql";
+
+Status Pragmas(Db& db, const PartitionOptions& opts) {
+  if (auto s = db.Exec("PRAGMA journal_mode=WAL"); !s.ok()) return s;
+  const char* sync = opts.sync == SyncMode::kFull ? "FULL" : "NORMAL";
+  if (auto s = db.Exec(fmt::format("PRAGMA synchronous={}", sync)); !s.ok()) return s;
+  if (auto s = db.Exec(fmt::format("PRAGMA cache_size=-{}", opts.cache_kib)); !s.ok()) return s;
+  return db.Exec("PRAGMA temp_store=MEMORY");
+}
+
+Result<int> UserVersion(Db& db) {
+  auto stmt = db.Prepare("PRAGMA user_version");
+  if (!stmt.ok()) return stmt.status();
+  if (stmt->Step() != SQLITE_ROW) return db.Check(stmt->Reset(), "user_version");
+  return static_cast<int>(stmt->Int(0));
+}
+
+}  // namespace
+
+Status InitPartitionSchema(Db& db, std::int64_t day) {
+  auto version = UserVersion(db);
+  if (!version.ok()) return version.status();
+  if (*version > kSchemaVersion) {
+    return Status::Corruption(
+        fmt::format("schema version {} is newer than this dashcam ({})", *version, kSchemaVersion));
+  }
+  if (*version == kSchemaVersion) return Status::Ok();
+  if (auto s = db.Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+  Status s = db.Exec(kSchemaSql);
+  if (s.ok()) {
+    s =
+        db.Exec(fmt::format("INSERT OR REPLACE INTO meta VALUES('day','{}');"
+                            "PRAGMA user_version={}",
+                            FormatDay(day), kSchemaVersion));
+  }
+  if (!s.ok()) {
+    db.Exec("ROLLBACK");
+    return s;
+  }
+  return db.Exec("COMMIT");
+}
+
+Result<std::unique_ptr<PartitionWriter>> PartitionWriter::Open(const std::string& path,
+                                                               std::int64_t day,
+                                                               const PartitionOptions& opts) {
+  std::unique_ptr<PartitionWriter> w(new PartitionWriter());
+  w->day_ = day;
+  if (auto s = w->db_.Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE); !s.ok()) return s;
+  if (auto s = RegisterFtsTokenizer(w->db_.get()); !s.ok()) return s;
+  sqlite3_busy_timeout(w->db_.get(), 5000);
+  if (auto s = Pragmas(w->db_, opts); !s.ok()) return s;
+  if (auto s = InitPartitionSchema(w->db_, day); !s.ok()) return s;
+  if (auto s = w->Prepare(); !s.ok()) return s;
+  return w;
+}
+
+Status PartitionWriter::Prepare() {
+  struct Item {
+    Stmt* stmt;
+    const char* sql;
+  };
+  const Item items[] = {
+      {&insert_event_,
+       "INSERT INTO events(key, level, idx, doc_id, source) VALUES(?1,?2,?3,?4,?5)"},
+      {&insert_fts_, "INSERT INTO fts(rowid, message, attrs) VALUES(?1,?2,?3)"},
+      {&max_key_,
+       "SELECT max(m) FROM (SELECT max(key) AS m FROM events WHERE key BETWEEN ?1 AND ?2 "
+       "UNION ALL SELECT max(key) FROM replaced WHERE key BETWEEN ?1 AND ?2)"},
+      {&find_doc_, "SELECT key FROM events WHERE doc_id = ?1"},
+      {&delete_event_, "DELETE FROM events WHERE key = ?1"},
+      {&insert_replaced_, "INSERT OR IGNORE INTO replaced(key) VALUES(?1)"},
+  };
+  for (const Item& it : items) {
+    auto stmt = db_.Prepare(it.sql, /*persistent=*/true);
+    if (!stmt.ok()) return stmt.status();
+    *it.stmt = std::move(*stmt);
+  }
+  return Status::Ok();
+}
+
+Result<EventKey> PartitionWriter::NextKey(TimeMs ts) {
+  auto it = next_seq_.find(ts);
+  if (it == next_seq_.end()) {
+    if (next_seq_.size() > 100'000) next_seq_.clear();  // bound the cache
+    max_key_.Bind(1, FirstKeyAt(ts));
+    max_key_.Bind(2, FirstKeyAt(ts) + kMaxSeq);
+    std::uint32_t next = 0;
+    const int rc = max_key_.Step();
+    if (rc == SQLITE_ROW && !max_key_.IsNull(0)) {
+      next = static_cast<std::uint32_t>(max_key_.Int(0) - FirstKeyAt(ts)) + 1;
+    } else if (rc != SQLITE_ROW) {
+      Status s = db_.Check(rc, "max key");
+      max_key_.Reset();
+      return s;
+    }
+    max_key_.Reset();
+    it = next_seq_.emplace(ts, next).first;
+  }
+  if (it->second > kMaxSeq) {
+    return Status::Overloaded(fmt::format("more than {} events at one millisecond", kMaxSeq + 1));
+  }
+  return FirstKeyAt(ts) + it->second++;
+}
+
+Status PartitionWriter::ReplaceExisting(const Record& r, bool& replaced) {
+  replaced = false;
+  find_doc_.Bind(1, r.doc_id);
+  int rc = find_doc_.Step();
+  EventKey old = 0;
+  if (rc == SQLITE_ROW) old = find_doc_.Int(0);
+  find_doc_.Reset();
+  if (rc != SQLITE_ROW) return rc == SQLITE_DONE ? Status::Ok() : db_.Check(rc, "find doc_id");
+  delete_event_.Bind(1, old);
+  rc = delete_event_.Step();
+  delete_event_.Reset();
+  if (rc != SQLITE_DONE) return db_.Check(rc, "delete replaced");
+  insert_replaced_.Bind(1, old);
+  rc = insert_replaced_.Step();
+  insert_replaced_.Reset();
+  if (rc != SQLITE_DONE) return db_.Check(rc, "insert replaced");
+  replaced = true;
+  return Status::Ok();
+}
+
+Result<RecordOutcome> PartitionWriter::WriteOne(const Record& r, EventKey key) {
+  bool replaced = false;
+  if (!r.doc_id.empty() && r.op == WriteOp::kIndex) {
+    if (auto s = ReplaceExisting(r, replaced); !s.ok()) return s;
+  }
+  insert_event_.Bind(1, key);
+  insert_event_.BindStatic(2, r.level);
+  if (r.index.empty())
+    insert_event_.BindNull(3);
+  else
+    insert_event_.BindStatic(3, r.index);
+  if (r.doc_id.empty())
+    insert_event_.BindNull(4);
+  else
+    insert_event_.BindStatic(4, r.doc_id);
+  insert_event_.BindBlobStatic(5, r.source);
+  int rc = insert_event_.Step();
+  insert_event_.Reset();
+  if ((rc & 0xFF) == SQLITE_CONSTRAINT) return RecordOutcome::kDuplicate;
+  if (rc != SQLITE_DONE) return db_.Check(rc, "insert event");
+
+  message_buf_.clear();
+  EncodeMessage(r.message, message_buf_);
+  attrs_buf_.clear();
+  EncodeAttrs(r.fields, r.index, attrs_buf_);
+  insert_fts_.Bind(1, key);
+  insert_fts_.BindStatic(2, message_buf_);
+  insert_fts_.BindStatic(3, attrs_buf_);
+  rc = insert_fts_.Step();
+  insert_fts_.Reset();
+  if (rc != SQLITE_DONE) return db_.Check(rc, "insert fts");
+  return replaced ? RecordOutcome::kUpdated : RecordOutcome::kCreated;
+}
+
+Status PartitionWriter::Write(std::span<const Record* const> records,
+                              std::span<RecordOutcome> outcomes, std::span<EventKey> keys) {
+  if (auto s = db_.Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+  Status failure;
+  for (std::size_t i = 0; i < records.size() && failure.ok(); ++i) {
+    auto key = NextKey(records[i]->ts_ms);
+    if (!key.ok()) {
+      failure = key.status();
+      break;
+    }
+    auto outcome = WriteOne(*records[i], *key);
+    if (!outcome.ok()) {
+      failure = outcome.status();
+      break;
+    }
+    outcomes[i] = *outcome;
+    keys[i] = *outcome == RecordOutcome::kDuplicate ? 0 : *key;
+  }
+  if (failure.ok()) failure = db_.Exec("COMMIT");
+  if (!failure.ok()) {
+    db_.Exec("ROLLBACK");
+    next_seq_.clear();  // keys handed out in the rolled-back transaction are free again
+  }
+  return failure;
+}
+
+Result<std::unique_ptr<PartitionReader>> PartitionReader::Open(const std::string& path,
+                                                               int cache_kib) {
+  std::unique_ptr<PartitionReader> r(new PartitionReader());
+  if (auto s = r->db_.Open(path, SQLITE_OPEN_READONLY); !s.ok()) return s;
+  if (auto s = RegisterFtsTokenizer(r->db_.get()); !s.ok()) return s;
+  sqlite3_busy_timeout(r->db_.get(), 5000);
+  if (auto s = r->db_.Exec(fmt::format("PRAGMA cache_size=-{}", cache_kib)); !s.ok()) return s;
+  return r;
+}
+
+Result<Stmt*> PartitionReader::Statement(const std::string& sql) {
+  auto it = cache_.find(sql);
+  if (it != cache_.end()) return &it->second;
+  if (cache_.size() >= 64) cache_.clear();
+  auto stmt = db_.Prepare(sql, /*persistent=*/true);
+  if (!stmt.ok()) return stmt.status();
+  return &cache_.emplace(sql, std::move(*stmt)).first->second;
+}
+
+}  // namespace dashcam::storage

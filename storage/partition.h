@@ -1,0 +1,97 @@
+// A partition: one SQLite database file holding the events of one UTC day.
+//
+// Event keys. Every event gets a 64-bit key, which is also its rowid in both
+// tables below: key = (ts_ms << 20) | seq, where seq numbers the events that
+// share a millisecond (up to 2^20 of them). Keys therefore follow event time,
+// so "newest first" is a reverse walk of the rowid B-tree or FTS5 doclist, a
+// time range is a rowid range, and the key alone names the partition.
+//
+// Schema (user_version 1):
+//   events(key INTEGER PRIMARY KEY, level TEXT, idx TEXT, doc_id TEXT, source BLOB)
+//       one row per live event; `source` is the stored document.
+//   events_doc_id: UNIQUE index on doc_id WHERE doc_id IS NOT NULL.
+//   fts: FTS5, contentless (content=''), columns (message, attrs), tokenizer
+//       "dashcam" (attrs_codec.h gives the column formats), columnsize=0.
+//   replaced(key INTEGER PRIMARY KEY): keys whose events row was replaced by a
+//       newer event with the same doc_id; their FTS entries are stale and are
+//       excluded from counts. Keys are never reused.
+//   meta(key TEXT PRIMARY KEY, value TEXT): "day" = YYYY-MM-DD.
+//
+// PartitionWriter and PartitionReader each own one connection; each belongs to
+// one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+
+#include "storage/record.h"
+#include "storage/sqlite_db.h"
+
+namespace dashcam::storage {
+
+inline constexpr int kSeqBits = 20;
+inline constexpr std::uint32_t kMaxSeq = (1u << kSeqBits) - 1;
+inline constexpr EventKey FirstKeyAt(TimeMs t) {
+  return static_cast<EventKey>(t) << kSeqBits;
+}
+inline constexpr TimeMs KeyTime(EventKey k) {
+  return k >> kSeqBits;
+}
+
+enum class SyncMode { kNormal, kFull };
+
+struct PartitionOptions {
+  SyncMode sync = SyncMode::kFull;  // Default: fsync on every commit
+  int cache_kib = 32 * 1024;        // page cache per connection
+};
+
+class PartitionWriter {
+ public:
+  // Opens (creating if needed) the file for `day` and prepares statements.
+  static Result<std::unique_ptr<PartitionWriter>> Open(const std::string& path, std::int64_t day,
+                                                       const PartitionOptions& opts);
+
+  // Stores `records` (all of this partition's day) in one transaction.
+  // outcomes[i] is set for records[i]; keys[i] gets the event key (0 when
+  // the record was a duplicate). A non-ok Status means nothing was stored.
+  Status Write(std::span<const Record* const> records, std::span<RecordOutcome> outcomes,
+               std::span<EventKey> keys);
+
+  std::int64_t day() const { return day_; }
+
+ private:
+  PartitionWriter() = default;
+  Status Prepare();
+  Result<EventKey> NextKey(TimeMs ts);
+  Result<RecordOutcome> WriteOne(const Record& r, EventKey key);
+  Status ReplaceExisting(const Record& r, bool& replaced);
+
+  Db db_;
+  std::int64_t day_ = 0;
+  Stmt insert_event_, insert_fts_, max_key_, find_doc_, delete_event_, insert_replaced_;
+  std::unordered_map<TimeMs, std::uint32_t> next_seq_;  // cache of NextKey
+  std::string message_buf_, attrs_buf_;
+};
+
+class PartitionReader {
+ public:
+  static Result<std::unique_ptr<PartitionReader>> Open(const std::string& path, int cache_kib);
+
+  // A prepared statement for `sql`, cached on this connection (reset, with
+  // bindings cleared). Valid until the reader is destroyed.
+  Result<Stmt*> Statement(const std::string& sql);
+  sqlite3* db() const { return db_.get(); }
+
+ private:
+  PartitionReader() = default;
+  Db db_;
+  std::unordered_map<std::string, Stmt> cache_;
+};
+
+// Creates the schema if missing; checks user_version.
+Status InitPartitionSchema(Db& db, std::int64_t day);
+
+}  // namespace dashcam::storage

@@ -1,0 +1,134 @@
+// DebugString: the canonical text form of a query::Node, for tests and logs.
+//
+// Format:
+//   MatchAll     *
+//   Term         [field:]text[*]     e.g. cuda  host.name:gpu\-01  cud*
+//                [field:]"text"[*]   a phrase, e.g. "out of memory"  user:"zhang san"*
+//   And / Or     (AND c1 c2 ...)     (OR c1 c2 ...)
+//   Not          (NOT c)
+// The field prefix appears whenever the field is non-empty (so `message:x`
+// and `x` stay distinct); the trailing `*` marks a prefix term. Unquoted text
+// has a backslash before every character the query language would read as
+// syntax (whitespace, \ " ( ) : * ? ~ ^ [ ] { }, and at its start / < > and,
+// for message terms, + - ! & | and the words AND OR NOT); phrases escape only
+// \ and ". So a Term's form is query text that parses back to the same Term.
+// Positions are not shown.
+//
+// Recursion follows the tree's depth; trees from the parser are bounded by
+// ParseLimits::max_depth.
+#include "storage/query_ast.h"
+
+namespace dashcam::query {
+namespace {
+
+bool AlwaysEscaped(char c) {
+  switch (c) {
+    case '\\':
+    case '"':
+    case '(':
+    case ')':
+    case ':':
+    case '*':
+    case '?':
+    case '~':
+    case '^':
+    case '[':
+    case ']':
+    case '{':
+    case '}':
+    case ' ':
+    case '\t':
+    case '\n':
+    case '\r':
+    case '\f':
+    case '\v':
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Characters with a meaning only where a value starts; `bare` is true for a
+// message term without a field prefix, where Lucene's operators apply.
+bool EscapedAtStart(char c, bool bare) {
+  if (c == '/' || c == '<' || c == '>') return true;
+  return bare && (c == '+' || c == '-' || c == '!' || c == '&' || c == '|');
+}
+
+// Leading bytes of the non-ASCII spaces the parser treats as whitespace
+// (U+00A0, U+3000); escaping the first byte keeps the character literal.
+bool StartsUnicodeSpace(std::string_view rest) {
+  return rest.starts_with("\xC2\xA0") || rest.starts_with("\xE3\x80\x80");
+}
+
+void AppendBareText(const std::string& text, bool bare, std::string* out) {
+  if (bare && (text == "AND" || text == "OR" || text == "NOT")) *out += '\\';
+  const std::string_view view(text);
+  for (std::size_t i = 0; i < view.size(); ++i) {
+    const char c = view[i];
+    if (AlwaysEscaped(c) || (i == 0 && EscapedAtStart(c, bare)) ||
+        StartsUnicodeSpace(view.substr(i))) {
+      *out += '\\';
+    }
+    *out += c;
+  }
+}
+
+void AppendPhraseText(const std::string& text, std::string* out) {
+  *out += '"';
+  for (char c : text) {
+    if (c == '"' || c == '\\') *out += '\\';
+    *out += c;
+  }
+  *out += '"';
+}
+
+void AppendTerm(const Term& term, std::string* out) {
+  if (!term.field.empty()) {
+    *out += term.field;
+    *out += ':';
+  }
+  if (term.phrase) {
+    AppendPhraseText(term.text, out);
+  } else {
+    AppendBareText(term.text, term.field.empty(), out);
+  }
+  if (term.prefix) *out += '*';
+}
+
+void AppendNode(const Node& node, std::string* out) {
+  const char* op = "(?";  // only for a corrupt kind
+  switch (node.kind) {
+    case NodeKind::kMatchAll:
+      *out += '*';
+      return;
+    case NodeKind::kTerm:
+      AppendTerm(node.term, out);
+      return;
+    case NodeKind::kAnd:
+      op = "(AND";
+      break;
+    case NodeKind::kOr:
+      op = "(OR";
+      break;
+    case NodeKind::kNot:
+      op = "(NOT";
+      break;
+  }
+  *out += op;
+  for (const Node& child : node.children) {
+    *out += ' ';
+    AppendNode(child, out);
+  }
+  *out += ')';
+}
+
+}  // namespace
+
+std::string DebugString(const Node& node) {
+  std::string out;
+  AppendNode(node, &out);
+  return out;
+}
+
+}  // namespace dashcam::query

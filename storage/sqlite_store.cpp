@@ -1,0 +1,269 @@
+#include "storage/sqlite_store.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "storage/fts_query_compiler.h"
+#include "storage/partition.h"
+
+namespace dashcam::storage {
+
+class SqliteStore::ReaderSet {
+ public:
+  ReaderSet(const PartitionSet& parts, int cache_kib) : parts_(parts), cache_kib_(cache_kib) {}
+
+  Result<PartitionReader*> For(std::int64_t day) {
+    auto it = readers_.find(day);
+    if (it != readers_.end()) return it->second.get();
+    auto opened = PartitionReader::Open(parts_.PathFor(day), cache_kib_);
+    if (!opened.ok()) return opened.status();
+    return readers_.emplace(day, std::move(*opened)).first->second.get();
+  }
+
+ private:
+  const PartitionSet& parts_;
+  const int cache_kib_;
+  std::map<std::int64_t, std::unique_ptr<PartitionReader>> readers_;
+};
+
+// Returns its ReaderSet to the pool when destroyed.
+class SqliteStore::Lease {
+ public:
+  Lease(SqliteStore& store, std::unique_ptr<ReaderSet> set) : store_(store), set_(std::move(set)) {}
+  ~Lease() {
+    std::lock_guard lock(store_.pool_mu_);
+    store_.idle_readers_.push_back(std::move(set_));
+  }
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+  ReaderSet* operator->() { return set_.get(); }
+
+ private:
+  SqliteStore& store_;
+  std::unique_ptr<ReaderSet> set_;
+};
+
+namespace {
+
+constexpr const char* kEventColumns = "e.key, e.level, e.idx, e.doc_id, e.source";
+
+std::string HitsSql(const CompiledQuery& q) {
+  if (q.fts) {
+    return fmt::format(
+        "SELECT {} FROM fts CROSS JOIN events AS e ON e.key = fts.rowid "
+        "WHERE fts MATCH ?1 AND fts.rowid BETWEEN ?2 AND ?3 AND ({}) "
+        "ORDER BY fts.rowid DESC LIMIT ?4",
+        kEventColumns, q.where);
+  }
+  return fmt::format(
+      "SELECT {} FROM events AS e WHERE e.key BETWEEN ?2 AND ?3 AND ({}) "
+      "ORDER BY e.key DESC LIMIT ?4",
+      kEventColumns, q.where);
+}
+
+std::string CountSql(const CompiledQuery& q) {
+  if (q.fts && q.where == "1") {
+    return "SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3 "
+           "AND rowid NOT IN (SELECT key FROM replaced) LIMIT ?4)";
+  }
+  if (q.fts) {
+    return fmt::format(
+        "SELECT count(*) FROM (SELECT 1 FROM fts CROSS JOIN events AS e ON e.key = fts.rowid "
+        "WHERE fts MATCH ?1 AND fts.rowid BETWEEN ?2 AND ?3 AND ({}) LIMIT ?4)",
+        q.where);
+  }
+  return fmt::format(
+      "SELECT count(*) FROM (SELECT 1 FROM events AS e WHERE e.key BETWEEN ?2 AND ?3 AND ({}) "
+      "LIMIT ?4)",
+      q.where);
+}
+
+void BindQuery(Stmt& stmt, const CompiledQuery& q, EventKey lo, EventKey hi, std::int64_t limit) {
+  if (q.fts) stmt.Bind(1, *q.fts);
+  stmt.Bind(2, lo);
+  stmt.Bind(3, hi);
+  stmt.Bind(4, limit);
+  for (std::size_t i = 0; i < q.params.size(); ++i) {
+    stmt.Bind(kFirstWhereParam + static_cast<int>(i), q.params[i]);
+  }
+}
+
+StoredEvent ReadEvent(const Stmt& stmt) {
+  StoredEvent ev;
+  ev.key = stmt.Int(0);
+  ev.ts_ms = KeyTime(ev.key);
+  ev.level = std::string(stmt.Text(1));
+  ev.index = std::string(stmt.Text(2));
+  ev.id = stmt.IsNull(3) ? FormatEventKey(ev.key) : std::string(stmt.Text(3));
+  ev.source = std::string(stmt.Text(4));
+  return ev;
+}
+
+// Interrupts SQLite when the deadline passes.
+class DeadlineGuard {
+ public:
+  DeadlineGuard(sqlite3* db, Clock::time_point deadline) : db_(db), deadline_(deadline) {
+    if (deadline_ != Clock::time_point::max()) sqlite3_progress_handler(db_, 2000, &Check, this);
+  }
+  ~DeadlineGuard() { sqlite3_progress_handler(db_, 0, nullptr, nullptr); }
+  DeadlineGuard(const DeadlineGuard&) = delete;
+  DeadlineGuard& operator=(const DeadlineGuard&) = delete;
+
+ private:
+  static int Check(void* self) {
+    return Clock::now() > static_cast<DeadlineGuard*>(self)->deadline_ ? 1 : 0;
+  }
+  sqlite3* db_;
+  Clock::time_point deadline_;
+};
+
+Status RunHits(PartitionReader& reader, const CompiledQuery& q, EventKey lo, EventKey hi,
+               std::size_t want, Clock::time_point deadline, std::vector<StoredEvent>& out) {
+  auto stmt = reader.Statement(HitsSql(q));
+  if (!stmt.ok()) return stmt.status();
+  DeadlineGuard guard(reader.db(), deadline);
+  BindQuery(**stmt, q, lo, hi, static_cast<std::int64_t>(want));
+  int rc;
+  while ((rc = (*stmt)->Step()) == SQLITE_ROW) out.push_back(ReadEvent(**stmt));
+  (*stmt)->Reset();
+  return SqliteStatus(rc, reader.db(), "search");
+}
+
+Result<std::uint64_t> RunCount(PartitionReader& reader, const CompiledQuery& q, EventKey lo,
+                               EventKey hi, std::uint64_t cap, Clock::time_point deadline) {
+  auto stmt = reader.Statement(CountSql(q));
+  if (!stmt.ok()) return stmt.status();
+  DeadlineGuard guard(reader.db(), deadline);
+  BindQuery(**stmt, q, lo, hi, static_cast<std::int64_t>(cap));
+  const int rc = (*stmt)->Step();
+  const std::uint64_t n = rc == SQLITE_ROW ? static_cast<std::uint64_t>((*stmt)->Int(0)) : 0;
+  (*stmt)->Reset();
+  if (rc != SQLITE_ROW) return SqliteStatus(rc, reader.db(), "count");
+  return n;
+}
+
+}  // namespace
+
+SqliteStore::SqliteStore(SqliteStoreOptions options, const Log& log)
+    : options_(std::move(options)),
+      log_(log),
+      partitions_(options_.data_dir),
+      writer_(partitions_, options_.writer, log) {}
+
+SqliteStore::~SqliteStore() {
+  Close();
+}
+
+Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(SqliteStoreOptions options, const Log& log) {
+  std::unique_ptr<SqliteStore> store(new SqliteStore(std::move(options), log));
+  if (auto s = store->partitions_.Discover(); !s.ok()) return s;
+  store->writer_.Start();
+  return store;
+}
+
+void SqliteStore::Append(std::vector<Record> records, AppendCallback done) {
+  writer_.Submit(std::move(records), std::move(done));
+}
+
+void SqliteStore::Close() {
+  // Read connections close first, so that the writer's connection is the last
+  // one and checkpoints the WAL away.
+  {
+    std::lock_guard lock(pool_mu_);
+    idle_readers_.clear();
+  }
+  writer_.Stop();
+}
+
+std::vector<PartitionInfo> SqliteStore::Partitions() {
+  return partitions_.List();
+}
+
+SqliteStore::Lease SqliteStore::LeaseReaders() {
+  std::unique_ptr<ReaderSet> set;
+  {
+    std::lock_guard lock(pool_mu_);
+    if (!idle_readers_.empty()) {
+      set = std::move(idle_readers_.back());
+      idle_readers_.pop_back();
+    }
+  }
+  if (!set) set = std::make_unique<ReaderSet>(partitions_, options_.reader_cache_kib);
+  return Lease(*this, std::move(set));
+}
+
+Result<SearchPage> SqliteStore::Search(const SearchRequest& req) {
+  if (req.query == nullptr) return Status::InvalidArgument("no query");
+  auto compiled = CompileFtsQuery(*req.query);
+  if (!compiled.ok()) return compiled.status();
+  const TimeMs from = std::max(req.from, kMinEventTime);
+  const TimeMs to = std::min(req.to, kMaxEventTime);
+  SearchPage page;
+  if (from >= to) return page;
+  const EventKey lo = FirstKeyAt(from), hi = FirstKeyAt(to) - 1;
+  const EventKey hits_hi = req.before ? std::min(hi, *req.before - 1) : hi;
+  Lease lease = LeaseReaders();
+
+  for (std::int64_t day : partitions_.DaysOverlapping(from, to)) {
+    if (page.hits.size() > req.limit) break;
+    auto reader = lease->For(day);
+    if (!reader.ok()) return reader.status();
+    const std::size_t want = req.limit + 1 - page.hits.size();
+    if (auto s = RunHits(**reader, *compiled, lo, hits_hi, want, req.deadline, page.hits);
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (page.hits.size() > req.limit) {
+    page.hits.resize(req.limit);
+    page.next = page.hits.back().key;
+  }
+  if (req.count_limit == 0) return page;
+  for (std::int64_t day : partitions_.DaysOverlapping(from, to)) {
+    auto reader = lease->For(day);
+    if (!reader.ok()) return reader.status();
+    auto n = RunCount(**reader, *compiled, lo, hi, req.count_limit - page.total, req.deadline);
+    if (!n.ok()) return n.status();
+    page.total += *n;
+    if (page.total >= req.count_limit) {
+      page.total_exact = false;
+      break;
+    }
+  }
+  return page;
+}
+
+Result<std::optional<StoredEvent>> SqliteStore::Get(std::string_view id) {
+  Lease lease = LeaseReaders();
+  std::vector<std::int64_t> days;
+  const auto key = ParseEventKey(id);
+  if (key) {
+    const std::int64_t day = DayOf(KeyTime(*key));
+    if (partitions_.Contains(day)) days.push_back(day);
+  }
+  const std::string sql =
+      key ? fmt::format("SELECT {} FROM events AS e WHERE e.key = ?1", kEventColumns)
+          : fmt::format("SELECT {} FROM events AS e WHERE e.doc_id = ?1", kEventColumns);
+  if (!key) days = partitions_.DaysOverlapping(kMinEventTime, kMaxEventTime);
+  for (std::int64_t day : days) {
+    auto reader = lease->For(day);
+    if (!reader.ok()) return reader.status();
+    auto stmt = (*reader)->Statement(sql);
+    if (!stmt.ok()) return stmt.status();
+    if (key)
+      (*stmt)->Bind(1, *key);
+    else
+      (*stmt)->Bind(1, id);
+    const int rc = (*stmt)->Step();
+    std::optional<StoredEvent> found;
+    if (rc == SQLITE_ROW) found = ReadEvent(**stmt);
+    (*stmt)->Reset();
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return SqliteStatus(rc, (*reader)->db(), "get");
+    if (found) return found;
+  }
+  return std::optional<StoredEvent>();
+}
+
+}  // namespace dashcam::storage

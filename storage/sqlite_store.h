@@ -1,0 +1,58 @@
+// SqliteStore: the embedded EventStore. Events live in one SQLite file per
+// UTC day (partition.h) under a data directory; one Writer thread commits
+// them with group commit; searches run on the caller's thread with a
+// read-only connection per partition, leased from a pool so a long query never
+// blocks ingestion and ingestion never blocks a query (WAL).
+//
+// Thread-safety: all EventStore methods may be called concurrently.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "storage/event_store.h"
+#include "storage/log.h"
+#include "storage/partition_set.h"
+#include "storage/writer.h"
+
+namespace dashcam::storage {
+
+struct SqliteStoreOptions {
+  std::string data_dir = "./data";
+  WriterOptions writer;
+  int reader_cache_kib = 8 * 1024;  // page cache per read connection
+};
+
+class SqliteStore final : public EventStore {
+ public:
+  // Opens the data directory, registers every partition, starts the writer.
+  static Result<std::unique_ptr<SqliteStore>> Open(SqliteStoreOptions options, const Log& log);
+  ~SqliteStore() override;
+
+  void Append(std::vector<Record> records, AppendCallback done) override;
+  Result<SearchPage> Search(const SearchRequest& req) override;
+  Result<std::optional<StoredEvent>> Get(std::string_view id) override;
+  std::vector<PartitionInfo> Partitions() override;
+  void Close() override;
+
+  std::size_t queued_bytes() const { return writer_.queued_bytes(); }
+
+ private:
+  class ReaderSet;  // read connections of one leaseholder, by day
+  class Lease;
+
+  SqliteStore(SqliteStoreOptions options, const Log& log);
+  Lease LeaseReaders();
+
+  const SqliteStoreOptions options_;
+  const Log& log_;
+  PartitionSet partitions_;
+  Writer writer_;
+
+  std::mutex pool_mu_;
+  std::vector<std::unique_ptr<ReaderSet>> idle_readers_;  // guarded by pool_mu_
+};
+
+}  // namespace dashcam::storage

@@ -1,0 +1,153 @@
+#include "storage/writer.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace dashcam::storage {
+
+Writer::Writer(PartitionSet& partitions, WriterOptions options, const Log& log)
+    : partitions_(partitions), options_(options), log_(log) {}
+
+Writer::~Writer() {
+  Stop();
+}
+
+void Writer::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
+
+std::size_t Writer::queued_bytes() const {
+  std::lock_guard lock(mu_);
+  return queued_bytes_;
+}
+
+void Writer::Submit(std::vector<Record> records, EventStore::AppendCallback done) {
+  Job job;
+  for (const Record& r : records) job.bytes += r.ApproxBytes();
+  {
+    std::unique_lock lock(mu_);
+    Status refusal;
+    if (stopping_) {
+      refusal = Status::Unavailable("storage is shutting down");
+    } else if (queued_bytes_ > 0 && queued_bytes_ + job.bytes > options_.max_queue_bytes) {
+      refusal = Status::Overloaded("ingest queue is full");
+    }
+    if (refusal.ok()) {
+      job.records = std::move(records);
+      job.done = std::move(done);
+      queued_bytes_ += job.bytes;
+      queue_.push_back(std::move(job));
+      cv_.notify_one();
+      return;
+    }
+    lock.unlock();
+    done(AppendResult{refusal, {}, {}});
+  }
+}
+
+void Writer::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    cv_.notify_one();
+  }
+  if (thread_.joinable()) thread_.join();
+  open_.clear();
+}
+
+void Writer::Run() {
+  for (;;) {
+    std::vector<Job> group;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping and drained
+      std::size_t records = 0;
+      while (!queue_.empty() && (group.empty() || records < options_.max_group_records)) {
+        records += queue_.front().records.size();
+        group.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    CommitGroup(group);
+    std::size_t bytes = 0;
+    for (Job& job : group) {
+      bytes += job.bytes;
+      job.done(std::move(job.result));
+    }
+    std::lock_guard lock(mu_);
+    queued_bytes_ -= bytes;
+  }
+}
+
+void Writer::CommitGroup(std::vector<Job>& group) {
+  // Bucket every record by day: (job index, record index).
+  std::map<std::int64_t, std::vector<std::pair<std::size_t, std::size_t>>> by_day;
+  for (std::size_t j = 0; j < group.size(); ++j) {
+    Job& job = group[j];
+    job.result.outcomes.assign(job.records.size(), RecordOutcome::kFailed);
+    job.result.ids.assign(job.records.size(), std::string());
+    for (std::size_t i = 0; i < job.records.size(); ++i) {
+      by_day[DayOf(job.records[i].ts_ms)].emplace_back(j, i);
+    }
+  }
+  if (options_.test_commit_delay_ms > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(options_.test_commit_delay_ms));
+  }
+  for (auto& [day, refs] : by_day) CommitDay(day, group, refs);
+}
+
+void Writer::CommitDay(std::int64_t day, std::vector<Job>& group,
+                       std::vector<std::pair<std::size_t, std::size_t>>& refs) {
+  auto rec = [&](const std::pair<std::size_t, std::size_t>& r) -> const Record& {
+    return group[r.first].records[r.second];
+  };
+  // Time order, so keys (and FTS5 rowids) grow within the transaction.
+  std::stable_sort(refs.begin(), refs.end(),
+                   [&](const auto& a, const auto& b) { return rec(a).ts_ms < rec(b).ts_ms; });
+  std::vector<const Record*> records;
+  records.reserve(refs.size());
+  for (const auto& r : refs) records.push_back(&rec(r));
+  std::vector<RecordOutcome> outcomes(refs.size(), RecordOutcome::kFailed);
+  std::vector<EventKey> keys(refs.size(), 0);
+
+  Status status;
+  auto writer = WriterFor(day);
+  if (!writer.ok())
+    status = writer.status();
+  else
+    status = (*writer)->Write(records, outcomes, keys);
+
+  if (!status.ok()) {
+    log_.Error("commit_failed", {{"partition", FormatDay(day)}, {"error", status.ToString()}});
+    for (const auto& r : refs) {
+      if (group[r.first].result.status.ok()) group[r.first].result.status = status;
+    }
+    return;
+  }
+  for (std::size_t k = 0; k < refs.size(); ++k) {
+    AppendResult& res = group[refs[k].first].result;
+    res.outcomes[refs[k].second] = outcomes[k];
+    const Record& r = rec(refs[k]);
+    res.ids[refs[k].second] = !r.doc_id.empty() ? r.doc_id : FormatEventKey(keys[k]);
+  }
+}
+
+Result<PartitionWriter*> Writer::WriterFor(std::int64_t day) {
+  auto it = open_.find(day);
+  if (it != open_.end()) return it->second.get();
+  if (open_.size() >= options_.max_open_partitions) {
+    // Close the least recently opened partition; today's is reopened cheaply.
+    open_.erase(open_order_.front());
+    open_order_.pop_front();
+  }
+  auto opened = PartitionWriter::Open(partitions_.PathFor(day), day, options_.partition);
+  if (!opened.ok()) return opened.status();
+  partitions_.Add(day);
+  PartitionWriter* w = opened->get();
+  open_.emplace(day, std::move(*opened));
+  open_order_.push_back(day);
+  return w;
+}
+
+}  // namespace dashcam::storage

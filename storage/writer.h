@@ -1,0 +1,82 @@
+// Writer: the single thread that commits events, with group commit. Callers
+// queue batches; the writer takes everything queued, writes it to the day
+// partitions in one transaction per partition, and only then reports each
+// batch done. Concurrent clients therefore share commits (and fsyncs).
+//
+// Memory is bounded: a batch that would push the queued bytes over
+// `max_queue_bytes` is refused at once with Overloaded.
+//
+// Thread-safety: Submit may be called from any thread. Callbacks run on the
+// writer thread and must not block.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "storage/event_store.h"
+#include "storage/log.h"
+#include "storage/partition.h"
+#include "storage/partition_set.h"
+
+namespace dashcam::storage {
+
+struct WriterOptions {
+  std::size_t max_queue_bytes = 64u << 20;  // Default: 64 MiB of queued events
+  std::size_t max_group_records = 100'000;  // records per group commit, at most
+  std::size_t max_open_partitions = 8;      // writer connections kept open
+  PartitionOptions partition;
+  int test_commit_delay_ms = 0;  // tests only: sleep before each commit
+};
+
+class Writer {
+ public:
+  Writer(PartitionSet& partitions, WriterOptions options, const Log& log);
+  ~Writer();
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  void Start();
+  void Submit(std::vector<Record> records, EventStore::AppendCallback done);
+  // Refuses new batches, commits everything queued, joins the thread.
+  void Stop();
+
+  std::size_t queued_bytes() const;
+
+ private:
+  struct Job {
+    std::vector<Record> records;
+    EventStore::AppendCallback done;
+    std::size_t bytes = 0;
+    AppendResult result;
+  };
+
+  void Run();
+  void CommitGroup(std::vector<Job>& group);
+  void CommitDay(std::int64_t day, std::vector<Job>& group,
+                 std::vector<std::pair<std::size_t, std::size_t>>& refs);
+  Result<PartitionWriter*> WriterFor(std::int64_t day);
+
+  // Constant after construction.
+  PartitionSet& partitions_;
+  const WriterOptions options_;
+  const Log& log_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Job> queue_;         // guarded by mu_
+  std::size_t queued_bytes_ = 0;  // guarded by mu_; includes the group being committed
+  bool stopping_ = false;         // guarded by mu_
+  std::thread thread_;
+
+  // Writer thread only.
+  std::map<std::int64_t, std::unique_ptr<PartitionWriter>> open_;
+  std::deque<std::int64_t> open_order_;
+};
+
+}  // namespace dashcam::storage
