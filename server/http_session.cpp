@@ -1,6 +1,7 @@
 #include "server/http_session.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
@@ -68,6 +69,36 @@ asio::awaitable<void> HttpSession::Run() {
   registry_.Remove(this);
 }
 
+namespace {
+
+// The answer to a failed read, or nullopt when the peer just went away.
+std::optional<HttpResponse> ReadErrorResponse(const beast::error_code& ec, unsigned version) {
+  if (IsExpectedClose(ec) || ec == http::error::partial_message) return std::nullopt;
+  if (ec == http::error::body_limit) {
+    // Also raised while reading the header, for a declared Content-Length.
+    return TransportError(version, http::status::payload_too_large, "content_too_long_exception",
+                          "request body is larger than --max-body-bytes");
+  }
+  if (ec == http::error::header_limit) {
+    return TransportError(version, http::status::request_header_fields_too_large, "bad_request",
+                          "request headers are too large");
+  }
+  return TransportError(version, http::status::bad_request, "bad_request", ec.message());
+}
+
+}  // namespace
+
+// Writes a final answer after a failed read; the connection then closes.
+asio::awaitable<void> HttpSession::FailRead(const beast::error_code& read_error, unsigned version) {
+  auto res = ReadErrorResponse(read_error, version);
+  if (!res) co_return;
+  res->set("X-Elastic-Product", "Elasticsearch");
+  res->keep_alive(false);
+  beast::error_code ec;
+  stream_.expires_after(limits_.write_timeout);
+  co_await http::async_write(stream_, *res, asio::redirect_error(asio::use_awaitable, ec));
+}
+
 // Serves one request; returns whether the connection stays open.
 asio::awaitable<bool> HttpSession::ServeOne(beast::flat_buffer& buffer) {
   beast::error_code ec;
@@ -79,28 +110,11 @@ asio::awaitable<bool> HttpSession::ServeOne(beast::flat_buffer& buffer) {
   co_await http::async_read_header(stream_, buffer, parser,
                                    asio::redirect_error(asio::use_awaitable, ec));
   if (ec) {
-    if (!IsExpectedClose(ec) && ec != http::error::partial_message) {
-      const bool too_big = ec == http::error::header_limit;
-      auto res = TransportError(
-          11, too_big ? http::status::request_header_fields_too_large : http::status::bad_request,
-          "bad_request", ec.message());
-      res.keep_alive(false);
-      stream_.expires_after(limits_.write_timeout);
-      co_await http::async_write(stream_, res, asio::redirect_error(asio::use_awaitable, ec));
-    }
+    co_await FailRead(ec, 11);
     co_return false;
   }
   busy_ = true;
   const unsigned version = parser.get().version();
-  if (parser.content_length() && *parser.content_length() > limits_.max_body_bytes) {
-    auto res =
-        TransportError(version, http::status::payload_too_large, "content_too_long_exception",
-                       "request body is larger than --max-body-bytes");
-    res.keep_alive(false);
-    stream_.expires_after(limits_.write_timeout);
-    co_await http::async_write(stream_, res, asio::redirect_error(asio::use_awaitable, ec));
-    co_return false;
-  }
   if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
     http::response<http::empty_body> cont{http::status::continue_, version};
     co_await http::async_write(stream_, cont, asio::redirect_error(asio::use_awaitable, ec));
@@ -109,14 +123,7 @@ asio::awaitable<bool> HttpSession::ServeOne(beast::flat_buffer& buffer) {
   stream_.expires_after(limits_.read_timeout);
   co_await http::async_read(stream_, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
   if (ec) {
-    if (ec == http::error::body_limit) {
-      auto res =
-          TransportError(version, http::status::payload_too_large, "content_too_long_exception",
-                         "request body is larger than --max-body-bytes");
-      res.keep_alive(false);
-      stream_.expires_after(limits_.write_timeout);
-      co_await http::async_write(stream_, res, asio::redirect_error(asio::use_awaitable, ec));
-    }
+    co_await FailRead(ec, version);
     co_return false;
   }
   HttpRequest req = parser.release();

@@ -46,6 +46,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
  private:
   boost::asio::awaitable<bool> ServeOne(boost::beast::flat_buffer& buffer);
+  boost::asio::awaitable<void> FailRead(const boost::beast::error_code& read_error,
+                                        unsigned version);
   boost::asio::awaitable<HttpResponse> Dispatch(HttpRequest req);
 
   boost::beast::tcp_stream stream_;

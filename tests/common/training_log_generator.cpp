@@ -240,7 +240,7 @@ Run MakeRun(Rng& rng, int index) {
   char host[16];
   std::snprintf(host, sizeof(host), "gpu-node-%02d", index % kHosts + 1);
   run.host = host;
-  run.run_id = kModels[rng.Below(kModels.size())];
+  run.run_id = kModels[rng.Below(static_cast<int>(kModels.size()))];
   Appendf(run.run_id, "-%03d", rng.Between(1, 999));
   run.path = "/home/" + run.user + "/runs/" + run.run_id + "/train.log";
   run.epoch = rng.Between(0, 5);
