@@ -1,5 +1,8 @@
 #include "storage/partition.h"
 
+#include <algorithm>
+#include <limits>
+
 #include <fmt/format.h>
 
 #include "storage/attrs_codec.h"
@@ -22,6 +25,8 @@ CREATE UNIQUE INDEX IF NOT EXISTS events_doc_id ON events(doc_id) WHERE doc_id I
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
   message, attrs, content='', columnsize=0, tokenize='dashcam');
 CREATE TABLE IF NOT EXISTS replaced(key INTEGER PRIMARY KEY);
+INSERT INTO fts(fts, rank) VALUES('automerge', 16);
+INSERT INTO fts(fts, rank) VALUES('hashsize', 16777216);
 )sql";
 
 Status Pragmas(Db& db, const PartitionOptions& opts) {
@@ -75,6 +80,7 @@ Result<std::unique_ptr<PartitionWriter>> PartitionWriter::Open(const std::string
   if (auto s = Pragmas(w->db_, opts); !s.ok()) return s;
   if (auto s = InitPartitionSchema(w->db_, day); !s.ok()) return s;
   if (auto s = w->Prepare(); !s.ok()) return s;
+  if (auto s = w->LoadHighestKey(); !s.ok()) return s;
   return w;
 }
 
@@ -102,28 +108,40 @@ Status PartitionWriter::Prepare() {
   return Status::Ok();
 }
 
+Status PartitionWriter::LoadHighestKey() {
+  max_key_.Bind(1, 0);
+  max_key_.Bind(2, std::numeric_limits<EventKey>::max());
+  const int rc = max_key_.Step();
+  highest_key_ = rc == SQLITE_ROW && !max_key_.IsNull(0) ? max_key_.Int(0) : -1;
+  max_key_.Reset();
+  return rc == SQLITE_ROW ? Status::Ok() : db_.Check(rc, "max key");
+}
+
 Result<EventKey> PartitionWriter::NextKey(TimeMs ts) {
   auto it = next_seq_.find(ts);
   if (it == next_seq_.end()) {
     if (next_seq_.size() > 100'000) next_seq_.clear();  // bound the cache
-    max_key_.Bind(1, FirstKeyAt(ts));
-    max_key_.Bind(2, FirstKeyAt(ts) + kMaxSeq);
     std::uint32_t next = 0;
-    const int rc = max_key_.Step();
-    if (rc == SQLITE_ROW && !max_key_.IsNull(0)) {
-      next = static_cast<std::uint32_t>(max_key_.Int(0) - FirstKeyAt(ts)) + 1;
-    } else if (rc != SQLITE_ROW) {
-      Status s = db_.Check(rc, "max key");
+    // Events usually arrive in time order: a millisecond past every key given
+    // out so far needs no look-up.
+    if (FirstKeyAt(ts) <= highest_key_) {
+      max_key_.Bind(1, FirstKeyAt(ts));
+      max_key_.Bind(2, FirstKeyAt(ts) + kMaxSeq);
+      const int rc = max_key_.Step();
+      if (rc == SQLITE_ROW && !max_key_.IsNull(0)) {
+        next = static_cast<std::uint32_t>(max_key_.Int(0) - FirstKeyAt(ts)) + 1;
+      }
       max_key_.Reset();
-      return s;
+      if (rc != SQLITE_ROW) return db_.Check(rc, "max key");
     }
-    max_key_.Reset();
     it = next_seq_.emplace(ts, next).first;
   }
   if (it->second > kMaxSeq) {
     return Status::Overloaded(fmt::format("more than {} events at one millisecond", kMaxSeq + 1));
   }
-  return FirstKeyAt(ts) + it->second++;
+  const EventKey key = FirstKeyAt(ts) + it->second++;
+  highest_key_ = std::max(highest_key_, key);
+  return key;
 }
 
 Status PartitionWriter::ReplaceExisting(const Record& r, bool& replaced) {
@@ -201,7 +219,9 @@ Status PartitionWriter::Write(std::span<const Record* const> records,
   if (failure.ok()) failure = db_.Exec("COMMIT");
   if (!failure.ok()) {
     db_.Exec("ROLLBACK");
-    next_seq_.clear();  // keys handed out in the rolled-back transaction are free again
+    // Keys handed out in the rolled-back transaction are free again.
+    next_seq_.clear();
+    LoadHighestKey();
   }
   return failure;
 }
