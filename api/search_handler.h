@@ -37,6 +37,7 @@ struct ApiContext {
   boost::asio::any_io_executor workers;  // searches run here
   const Log& log;
   std::chrono::milliseconds query_timeout{10'000};
+  std::string es_version = "8.17.0";  // reported to Elasticsearch clients
   std::function<TimeMs()> now;
 };
 

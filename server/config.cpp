@@ -48,6 +48,11 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
                  "Deadline for reading a request, and for an idle keep-alive connection")
       ->envname("DASHCAM_READ_TIMEOUT_S")
       ->capture_default_str();
+  app.add_option(
+         "--es-version", c.es_version,
+         "Elasticsearch version reported to clients (Filebeat checks it is a valid 8.x/9.x)")
+      ->envname("DASHCAM_ES_VERSION")
+      ->capture_default_str();
   app.add_flag("--debug", c.debug, "Log debug events")->envname("DASHCAM_DEBUG");
   app.add_option("--test-commit-delay-ms", c.test_commit_delay_ms)->group("");  // tests only
   try {

@@ -19,6 +19,7 @@ struct Config {
   std::string sync = "full";                // SQLite synchronous: full | normal
   std::uint32_t query_timeout_ms = 10'000;
   std::uint32_t read_timeout_s = 60;  // idle keep-alive and each request read
+  std::string es_version = "8.17.0";  // version reported to Elasticsearch clients
   bool debug = false;
   int test_commit_delay_ms = 0;  // hidden: slows every commit (tests)
 };

@@ -5,6 +5,7 @@
 #include <boost/beast/http/field.hpp>
 #include <boost/url/parse.hpp>
 
+#include "api/es_handlers.h"
 #include "web/assets.h"
 
 namespace dashcam::server {
@@ -32,16 +33,6 @@ HttpResponse AssetResponse(const HttpRequest& req, const web::Asset& asset) {
   return res;
 }
 
-// The Elasticsearch "info" document clients read on connect.
-HttpResponse InfoResponse(const HttpRequest& req) {
-  return api::MakeJsonResponse(
-      req, http::status::ok,
-      R"({"name":"dashcam","cluster_name":"dashcam","cluster_uuid":"dashcam-0000000000000000",)"
-      R"("version":{"number":"8.17.0","build_flavor":"default","build_type":"deb",)"
-      R"("lucene_version":"9.12.0","minimum_wire_compatibility_version":"7.17.0",)"
-      R"("minimum_index_compatibility_version":"7.0.0"},"tagline":"You Know, for Search"})");
-}
-
 bool WantsHtml(const HttpRequest& req) {
   return req[http::field::accept].find("text/html") != std::string_view::npos;
 }
@@ -65,15 +56,12 @@ bool IsWrite(http::verb v) {
 
 boost::asio::awaitable<HttpResponse> Router::Handle(HttpRequest req) {
   const http::verb method = req.method();
-  const std::vector<std::string> seg = PathSegments(req.target());
+  std::vector<std::string> seg = PathSegments(req.target());
+  if (seg.size() == 1 && seg[0].empty()) seg.clear();  // "/"
   const std::string path = seg.empty() ? "/" : "/" + seg[0];
 
-  if (seg.empty() || (seg.size() == 1 && seg[0].empty())) {
-    if (!IsRead(method))
-      co_return ErrorResponse(req, http::status::method_not_allowed, "method_not_allowed",
-                              "use GET");
-    if (WantsHtml(req)) co_return AssetResponse(req, *web::FindAsset("/"));
-    co_return InfoResponse(req);
+  if (seg.empty() && IsRead(method) && WantsHtml(req)) {
+    co_return AssetResponse(req, *web::FindAsset("/"));
   }
   if (seg.size() == 1 && seg[0] == "healthz") {
     co_return api::MakeJsonResponse(req, http::status::ok, R"({"status":"ok"})");
@@ -94,6 +82,7 @@ boost::asio::awaitable<HttpResponse> Router::Handle(HttpRequest req) {
   if (IsRead(method) && seg.size() == 1) {
     if (const web::Asset* asset = web::FindAsset(path)) co_return AssetResponse(req, *asset);
   }
+  if (auto res = api::HandleEsManagement(req, seg, api_)) co_return std::move(*res);
   co_return ErrorResponse(req, http::status::not_found, "not_found",
                           std::string(http::to_string(method)) + " " +
                               std::string(req.target().substr(0, 200)) +

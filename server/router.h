@@ -9,6 +9,8 @@
 //   POST /{index}/_bulk         same, with a default index
 //   POST /api/v1/ingest         NDJSON ingest
 //   GET  /api/v1/search         search
+//   /_license, /_ilm, /_index_template, /_data_stream, /_ingest/pipeline,
+//   /_cluster/health, /_refresh  Elasticsearch management (api/es_handlers.h)
 //
 // Handle is a pure function of the request (plus the services it calls).
 #pragma once

@@ -107,8 +107,12 @@ int RunServer(const Config& config, const Log& log) {
       log,
       ingest::IngestOptions{config.max_body_bytes, {config.max_event_bytes}},
       WallClockMs};
-  api::ApiContext api_ctx{**store, workers.get_executor(), log,
-                          std::chrono::milliseconds(config.query_timeout_ms), WallClockMs};
+  api::ApiContext api_ctx{**store,
+                          workers.get_executor(),
+                          log,
+                          std::chrono::milliseconds(config.query_timeout_ms),
+                          config.es_version,
+                          WallClockMs};
   Router router(ingest_ctx, api_ctx);
   HttpLimits limits;
   limits.max_body_bytes = config.max_body_bytes;
