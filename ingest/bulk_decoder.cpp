@@ -65,10 +65,17 @@ Status ParseAction(const Line& line, std::size_t capacity, od::parser& parser, B
       if (m.value().get_string().get(value)) {
         return ActionError(line.number, fmt::format("[{}] must be a string", key));
       }
+      if (key == "_id" && value.empty()) {
+        return ActionError(line.number, "[_id] must not be an empty string");
+      }
       (key == "_index" ? item.index : item.id) = std::string(value);
     }
   }
   if (keys == 0) return ActionError(line.number, "expected an action");
+  // A source pasted onto the action line would otherwise be silently dropped.
+  if (!doc.current_location().error()) {
+    return ActionError(line.number, "unexpected content after the action");
+  }
   if (item.op != "create" && item.op != "index" && item.op != "delete" && item.op != "update") {
     return ActionError(line.number, fmt::format("unknown action [{}]", item.op.substr(0, 32)));
   }

@@ -125,7 +125,13 @@ class DocumentParser::Walker {
       canonical = storage::CanonicalDouble(d);
     }
     if (path_ == "@timestamp") {
-      if (!std::isfinite(d)) return Status::InvalidArgument("failed to parse field [@timestamp]");
+      // Check the double itself: casting an out-of-range one is undefined,
+      // and truncation would turn -0.5 into the valid 0.
+      if (!std::isfinite(d) || d < static_cast<double>(kMinEventTime) ||
+          d >= static_cast<double>(kMaxEventTime)) {
+        return Status::InvalidArgument(
+            "failed to parse field [@timestamp]: outside the supported range 1970..2200");
+      }
       timestamp = static_cast<TimeMs>(d);
       return Status::Ok();
     }

@@ -8,7 +8,9 @@
 //   field phrase (query):              0x02 <record>
 //       record := <name> 0x1F <type> <value>
 //       type 's': tokens are <name> 0x1F <t> for each TextTokenizer token t of <value>;
-//       type 'n': one token <name> 0x1F <value> (a canonical number, kept whole).
+//       type 'n': one token <name> 0x1F '#' <value> (a canonical number, kept
+//       whole; the '#' keeps numbers apart from text tokens, so the number 1
+//       and the text "-1" or "v1" do not meet).
 //       A record whose name equals the previous record's (an array) is preceded
 //       by the token <name> 0x1F 0x1D, so a phrase cannot span two elements.
 //
@@ -32,6 +34,7 @@ inline constexpr char kAttrsMarker = '\x02';
 inline constexpr char kArraySeparator = '\x1d';
 inline constexpr char kRecordSeparator = '\x1e';
 inline constexpr char kNameSeparator = '\x1f';
+inline constexpr char kNumberMark = '#';
 
 // Appends the attrs column text for `fields` plus the `_index` meta field.
 void EncodeAttrs(const std::vector<Field>& fields, std::string_view index, std::string& out);

@@ -59,6 +59,7 @@ bool TokenizeRecord(std::string_view rec, std::size_t base, std::string_view pre
     buf.resize(prefix_len);
   }
   if (type == 'n') {
+    buf.push_back(kNumberMark);
     buf.append(value.substr(0, TextTokenizer::kMaxTokenBytes));
     return out.Emit(buf, value_base, value_base + value.size());
   }

@@ -235,33 +235,47 @@ Result<SearchPage> SqliteStore::Search(const SearchRequest& req) {
   return page;
 }
 
+namespace {
+
+// The event matching the single-row `sql` bound with `value` in one partition.
+template <class Value>
+Result<std::optional<StoredEvent>> GetOne(PartitionReader& reader, const std::string& sql,
+                                          const Value& value) {
+  auto stmt = reader.Statement(sql);
+  if (!stmt.ok()) return stmt.status();
+  (*stmt)->Bind(1, value);
+  const int rc = (*stmt)->Step();
+  std::optional<StoredEvent> found;
+  if (rc == SQLITE_ROW) found = ReadEvent(**stmt);
+  (*stmt)->Reset();
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return SqliteStatus(rc, reader.db(), "get");
+  return found;
+}
+
+}  // namespace
+
 Result<std::optional<StoredEvent>> SqliteStore::Get(std::string_view id) {
   Lease lease = LeaseReaders();
-  std::vector<std::int64_t> days;
-  const auto key = ParseEventKey(id);
-  if (key) {
+  // An event key names its partition; a caller-given doc_id may look like
+  // one, so it is tried as a doc_id too.
+  if (const auto key = ParseEventKey(id)) {
     const std::int64_t day = DayOf(KeyTime(*key));
-    if (partitions_.Contains(day)) days.push_back(day);
+    if (partitions_.Contains(day)) {
+      auto reader = lease->For(day);
+      if (!reader.ok()) return reader.status();
+      auto found =
+          GetOne(**reader,
+                 fmt::format("SELECT {} FROM events AS e WHERE e.key = ?1", kEventColumns), *key);
+      if (!found.ok() || *found) return found;
+    }
   }
   const std::string sql =
-      key ? fmt::format("SELECT {} FROM events AS e WHERE e.key = ?1", kEventColumns)
-          : fmt::format("SELECT {} FROM events AS e WHERE e.doc_id = ?1", kEventColumns);
-  if (!key) days = partitions_.DaysOverlapping(kMinEventTime, kMaxEventTime);
-  for (std::int64_t day : days) {
+      fmt::format("SELECT {} FROM events AS e WHERE e.doc_id = ?1", kEventColumns);
+  for (std::int64_t day : partitions_.DaysOverlapping(kMinEventTime, kMaxEventTime)) {
     auto reader = lease->For(day);
     if (!reader.ok()) return reader.status();
-    auto stmt = (*reader)->Statement(sql);
-    if (!stmt.ok()) return stmt.status();
-    if (key)
-      (*stmt)->Bind(1, *key);
-    else
-      (*stmt)->Bind(1, id);
-    const int rc = (*stmt)->Step();
-    std::optional<StoredEvent> found;
-    if (rc == SQLITE_ROW) found = ReadEvent(**stmt);
-    (*stmt)->Reset();
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return SqliteStatus(rc, (*reader)->db(), "get");
-    if (found) return found;
+    auto found = GetOne(**reader, sql, id);
+    if (!found.ok() || *found) return found;
   }
   return std::optional<StoredEvent>();
 }

@@ -120,6 +120,8 @@ std::optional<TimeMs> ParseTimeParam(std::string_view text, TimeMs now) {
   const int sign = rest[0] == '-' ? -1 : rest[0] == '+' ? 1 : 0;
   if (sign == 0) return std::nullopt;
   rest.remove_prefix(1);
+  // from_chars would accept a second sign ("now--5m"); the amount is digits only.
+  if (rest.empty() || rest[0] < '0' || rest[0] > '9') return std::nullopt;
   std::int64_t n = 0;
   auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), n);
   if (ec != std::errc() || p == rest.data()) return std::nullopt;

@@ -1,0 +1,399 @@
+// dashcam_bench: end-to-end ingest and query benchmark of the real dashcam
+// binary, against a plain single-threaded SQLite baseline.
+//
+// Phases, in order:
+//   1. gen       generate --events training-log events in memory (seeded).
+//   2. baseline  insert them straight into a fresh SQLite file (see
+//                sqlite_baseline.h); events/s and bytes/event.
+//   3. bulk      build the gzip `_bulk` bodies of --batch events each
+//                (before the clock starts: the client must not steal the
+//                server's cores).
+//   4. server    start `<server> --listen 127.0.0.1:<free port> --data-dir
+//                <work-dir>/data --threads <n>`, logs to <work-dir>/server.log,
+//                wait for `GET /healthz` to answer 200 (up to 30 s).
+//   5. ingest    send every body over --connections keep-alive connections
+//                (see bulk_load_driver.h); events/s, MB/s, latency, the
+//                server's peak RSS and bytes on disk per event.
+//   6. query     three searches, 1 warm-up + 7 timed runs each; median ms
+//                and the answer's total (and the total the corpus implies).
+//   7. stop      SIGTERM, wait (30 s, then SIGKILL), report the exit status
+//                and the bytes on disk once the server has closed its files.
+// --baseline-only stops after 2; --dump-ndjson PATH writes the events after 1
+// and stops.
+//
+// Output: one metric per line, `<name> <value> <unit>` (see report.h), e.g.
+//   ingest.events_per_s                          83512 events/s
+// Diagnostics go to stderr.
+//
+// Exit status: 0 when every bulk request and query succeeded and the server
+// exited with 0; 1 when the benchmark ran but something failed; 2 on bad
+// flags or when a phase could not run at all.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "storage/status.h"
+#include "tests/bench/bulk_bodies.h"
+#include "tests/bench/bulk_load_driver.h"
+#include "tests/bench/event_corpus.h"
+#include "tests/bench/http_connection.h"
+#include "tests/bench/query_latency.h"
+#include "tests/bench/report.h"
+#include "tests/bench/server_process.h"
+#include "tests/bench/sqlite_baseline.h"
+#include "tests/bench/watchdog.h"
+#include "tests/bench/work_dir.h"
+
+namespace dashcam::bench {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailures = 1;
+constexpr int kExitCannotRun = 2;
+
+constexpr int kGzipLevel = 1;  // Filebeat's default compression_level
+constexpr std::chrono::seconds kHealthzTimeout{30};
+constexpr std::chrono::milliseconds kHealthzPollEvery{50};
+constexpr std::chrono::seconds kStopGrace{30};
+constexpr int kSearchLimit = 100;
+constexpr int kSearchWarmups = 1;
+constexpr int kSearchRuns = 7;
+constexpr size_t kLogTailBytes = 4000;
+
+struct BenchFlags {
+  std::string server;
+  int64_t events = 1000000;
+  uint64_t seed = 1;
+  int connections = 4;
+  int batch = 1000;
+  std::string work_dir;
+  bool keep = false;
+  bool baseline_only = false;
+  std::string dump_ndjson;
+  int server_threads = 2;
+  int stall_timeout_s = 120;
+};
+
+struct NamedQuery {
+  const char* name;
+  const char* query;
+};
+constexpr NamedQuery kQueries[] = {
+    {"phrase", R"(message:"CUDA out of memory")"},
+    {"phrase_and_user", R"(message:"CUDA out of memory" AND user:zhangsan)"},
+    {"prefix", "cud*"},
+};
+
+// Describes why a phase cannot run; returns the exit code for that.
+int CannotRun(std::string_view phase, const Status& status) {
+  std::fprintf(stderr, "%.*s: %s\n", static_cast<int>(phase.size()), phase.data(),
+               status.ToString().c_str());
+  return kExitCannotRun;
+}
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Returns an exit code when the program should stop (help, bad flags).
+std::optional<int> ParseFlags(int argc, char** argv, BenchFlags& flags) {
+  CLI::App app{"dashcam_bench: ingest and query benchmark of the dashcam server"};
+  app.add_option("--server", flags.server,
+                 "dashcam binary (default: ../../server/dashcam relative to this program)");
+  app.add_option("--events", flags.events, "events to generate and send")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 34));
+  app.add_option("--seed", flags.seed, "generator seed");
+  app.add_option("--connections", flags.connections, "keep-alive connections, one thread each")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--batch", flags.batch, "events per bulk request")->check(CLI::Range(1, 1000000));
+  app.add_option("--work-dir", flags.work_dir,
+                 "scratch directory, missing or empty (default: fresh under /tmp)");
+  app.add_flag("--keep", flags.keep, "keep the work directory");
+  app.add_flag("--baseline-only", flags.baseline_only, "stop after the SQLite baseline");
+  app.add_option("--dump-ndjson", flags.dump_ndjson, "write the events to this file and stop");
+  app.add_option("--server-threads", flags.server_threads, "the server's --threads")
+      ->check(CLI::Range(1, 256));
+  app.add_option("--stall-timeout", flags.stall_timeout_s,
+                 "seconds without progress before the server is killed")
+      ->check(CLI::Range(1, 86400));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return std::nullopt;
+}
+
+// The server binary: --server, else the build tree's server/dashcam.
+Result<std::string> ResolveServerBinary(const BenchFlags& flags) {
+  if (!flags.server.empty()) {
+    // Checked now rather than after minutes of generating and baseline work.
+    if (::access(flags.server.c_str(), X_OK) != 0) {
+      return Status::InvalidArgument("--server " + flags.server + " is not an executable file");
+    }
+    return flags.server;
+  }
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  fs::path guess = fs::weakly_canonical(self.parent_path() / "../../server/dashcam", ec);
+  if (!ec && fs::exists(guess, ec)) return guess.string();
+  return Status::InvalidArgument("--server is required (no dashcam binary at " + guess.string() +
+                                 ")");
+}
+
+EventCorpus GeneratePhase(const BenchFlags& flags) {
+  testing::GeneratorOptions options;
+  options.seed = flags.seed;
+  options.expected_events = flags.events;
+  auto start = Clock::now();
+  EventCorpus corpus = GenerateEventCorpus(options, flags.events);
+  double seconds = SecondsSince(start);
+  auto n = static_cast<double>(corpus.size());
+  PrintMetric("gen.events", n, "events");
+  PrintMetric("gen.seconds", seconds, "s", 2);
+  PrintMetric("gen.events_per_s", n / seconds, "events/s");
+  PrintMetric("gen.avg_event_bytes", static_cast<double>(corpus.ndjson().size()) / n - 1, "bytes",
+              1);
+  return corpus;
+}
+
+Status DumpNdjson(const EventCorpus& corpus, const std::string& path) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(corpus.ndjson().data(), static_cast<std::streamsize>(corpus.ndjson().size()));
+  out.close();
+  if (!out) return Status::IoError("cannot write " + path);
+  PrintText("gen.dumped_to", path);
+  return Status::Ok();
+}
+
+// Returns the baseline's events/s.
+Result<double> BaselinePhase(const EventCorpus& corpus, const WorkDir& work) {
+  fs::path db_path = work.path() / "baseline.sqlite";
+  Result<BaselineResult> result = RunSqliteBaseline(corpus, db_path);
+  if (!result.ok()) return result.status();
+  auto n = static_cast<double>(corpus.size());
+  double events_per_s = n / result->insert_seconds;
+  PrintMetric("baseline.seconds", result->insert_seconds, "s", 2);
+  PrintMetric("baseline.events_per_s", events_per_s, "events/s");
+  PrintMetric("baseline.bytes_per_event", static_cast<double>(result->bytes_on_disk) / n, "bytes",
+              1);
+  if (!work.keep()) {
+    std::error_code ec;  // free the disk and page cache before the server runs
+    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db_path.string() + suffix, ec);
+  }
+  return events_per_s;
+}
+
+Result<std::vector<BulkBody>> BulkPhase(const EventCorpus& corpus, const BenchFlags& flags) {
+  auto start = Clock::now();
+  auto bodies = BuildBulkBodies(corpus, static_cast<size_t>(flags.batch), kGzipLevel);
+  if (!bodies.ok()) return bodies;
+  uint64_t raw = 0, gz = 0;
+  for (const BulkBody& b : *bodies) {
+    raw += b.raw_bytes;
+    gz += b.gzip.size();
+  }
+  PrintMetric("bulk.requests", static_cast<double>(bodies->size()), "requests");
+  PrintMetric("bulk.raw_mb", static_cast<double>(raw) / 1e6, "MB", 1);
+  PrintMetric("bulk.gzip_ratio", static_cast<double>(gz) / static_cast<double>(raw), "", 3);
+  PrintMetric("bulk.build_seconds", SecondsSince(start), "s", 2);
+  return bodies;
+}
+
+// Polls until /healthz answers 200, the server exits, or the timeout.
+Status WaitForHealthz(ServerProcess& server, uint16_t port, Watchdog& watchdog) {
+  HttpConnection conn("127.0.0.1", port);
+  auto deadline = Clock::now() + kHealthzTimeout;
+  while (Clock::now() < deadline) {
+    if (auto exit = server.Poll()) {
+      return Status::Unavailable("server exited during startup: " + exit->ToString());
+    }
+    Result<HttpReply> reply = conn.Get("/healthz");
+    watchdog.Tick();
+    if (reply.ok() && reply->status == 200) return Status::Ok();
+    std::this_thread::sleep_for(kHealthzPollEvery);
+  }
+  return Status::DeadlineExceeded("GET /healthz did not answer 200 within 30 s");
+}
+
+void ReportIngest(const BulkLoadResult& load, double baseline_events_per_s) {
+  double events_per_s = static_cast<double>(load.events_ok) / load.seconds;
+  PrintMetric("ingest.events_ok", static_cast<double>(load.events_ok), "events");
+  PrintMetric("ingest.seconds", load.seconds, "s", 2);
+  PrintMetric("ingest.events_per_s", events_per_s, "events/s");
+  PrintMetric("ingest.mb_per_s", static_cast<double>(load.raw_bytes_ok) / 1e6 / load.seconds,
+              "MB/s (uncompressed bulk NDJSON)", 1);
+  PrintMetric("ingest.latency_p50_ms", Percentile(load.latencies_ms, 50), "ms", 1);
+  PrintMetric("ingest.latency_p99_ms", Percentile(load.latencies_ms, 99), "ms", 1);
+  PrintMetric("ingest.latency_max_ms", Percentile(load.latencies_ms, 100), "ms", 1);
+  PrintMetric("ingest.failed_requests", static_cast<double>(load.failed_requests), "requests");
+  PrintMetric("ingest.retries_429", static_cast<double>(load.retries_429), "retries");
+  PrintMetric("ingest.transport_errors", static_cast<double>(load.transport_errors), "errors");
+  if (baseline_events_per_s > 0) {
+    PrintMetric("ingest.vs_baseline", events_per_s / baseline_events_per_s, "x", 2);
+  }
+}
+
+void ReportServerFootprint(const ServerProcess& server, const fs::path& data_dir, int64_t events) {
+  if (Result<uint64_t> rss = server.PeakRssBytes(); rss.ok()) {
+    PrintMetric("server.peak_rss_mib", static_cast<double>(*rss) / (1 << 20), "MiB", 1);
+  } else {
+    std::fprintf(stderr, "peak RSS: %s\n", rss.status().ToString().c_str());
+  }
+  double per_event = static_cast<double>(DiskBytesUnder(data_dir)) /
+                     static_cast<double>(std::max<int64_t>(events, 1));
+  PrintMetric("disk.bytes_per_event", per_event, "bytes", 1);
+}
+
+// The totals the corpus implies for the phrase queries (exact for this
+// generator, whose messages spell the phrase one way).
+int64_t ExpectedTotal(const EventCorpus& corpus, std::string_view name) {
+  bool needs_user = name == "phrase_and_user";
+  int64_t count = 0;
+  for (size_t i = 0; i < corpus.size(); ++i) {
+    if (corpus.Message(i).find("CUDA out of memory") == std::string_view::npos) continue;
+    if (needs_user && corpus.Json(i).find(R"("user":"zhangsan")") == std::string_view::npos) {
+      continue;
+    }
+    ++count;
+  }
+  return count;
+}
+
+// Returns the number of queries that failed.
+int QueryPhase(const EventCorpus& corpus, uint16_t port, Watchdog& watchdog) {
+  HttpConnection conn("127.0.0.1", port);
+  int failures = 0;
+  for (const NamedQuery& q : kQueries) {
+    std::string prefix = std::string("query.") + q.name;
+    PrintText(prefix + ".q", q.query);
+    Result<QueryTiming> timing =
+        TimeSearch(conn, q.query, kSearchLimit, kSearchWarmups, kSearchRuns);
+    watchdog.Tick();
+    if (!timing.ok()) {
+      std::fprintf(stderr, "query %s: %s\n", q.name, timing.status().ToString().c_str());
+      ++failures;
+      continue;
+    }
+    PrintMetric(prefix + ".median_ms", timing->median_ms, "ms", 2);
+    if (timing->total) {
+      std::string unit = timing->total_relation.empty() ? std::string("hits")
+                                                        : "hits (" + timing->total_relation + ")";
+      PrintMetric(prefix + ".total", static_cast<double>(*timing->total), unit);
+    }
+    if (q.name != std::string_view("prefix")) {
+      PrintMetric(prefix + ".expected", static_cast<double>(ExpectedTotal(corpus, q.name)), "hits");
+    }
+  }
+  return failures;
+}
+
+struct ServerRun {
+  const BenchFlags& flags;
+  const EventCorpus& corpus;
+  const std::vector<BulkBody>& bodies;
+  const WorkDir& work;
+  double baseline_events_per_s;
+};
+
+// Phases 5 and 6 against a healthy server. Returns true if all succeeded.
+bool LoadAndQuery(const ServerRun& run, ServerProcess& server, uint16_t port, Watchdog& watchdog) {
+  BulkLoadResult load = DriveBulkLoad(port, run.bodies, run.flags.connections, &watchdog);
+  ReportIngest(load, run.baseline_events_per_s);
+  ReportServerFootprint(server, run.work.path() / "data", load.events_ok);
+  if (watchdog.fired()) return false;  // the server is gone; queries cannot run
+  int query_failures = QueryPhase(run.corpus, port, watchdog);
+  return load.failed_requests == 0 && query_failures == 0;
+}
+
+// Phases 4 to 7. Returns the exit code.
+int ServerPhases(const ServerRun& run, const std::string& binary) {
+  Result<uint16_t> port = PickFreePort();
+  if (!port.ok()) return CannotRun("server", port.status());
+  fs::path data_dir = run.work.path() / "data";
+  fs::path log_path = run.work.path() / "server.log";
+  std::error_code ec;
+  fs::create_directories(data_dir, ec);
+  if (ec)
+    return CannotRun("server",
+                     Status::IoError("create " + data_dir.string() + ": " + ec.message()));
+  ServerLaunch launch{binary, "127.0.0.1:" + std::to_string(*port), data_dir,
+                      run.flags.server_threads, log_path};
+  auto start = Clock::now();
+  Result<ServerProcess> server = ServerProcess::Start(launch);
+  if (!server.ok()) return CannotRun("server", server.status());
+  PrintMetric("server.pid", server->pid(), "");
+  bool ok = true;
+  {
+    Watchdog watchdog(std::chrono::seconds(run.flags.stall_timeout_s), [&server] {
+      std::fprintf(stderr, "no progress: killing the server\n");
+      server->Kill();
+    });
+    Status healthy = WaitForHealthz(*server, *port, watchdog);
+    if (healthy.ok()) {
+      PrintMetric("server.startup_ms", SecondsSince(start) * 1000, "ms");
+      ok = LoadAndQuery(run, *server, *port, watchdog);
+    } else {
+      std::fprintf(stderr, "%s\n", healthy.ToString().c_str());
+      ok = false;
+    }
+    ok = ok && !watchdog.fired();
+  }
+  ExitStatus exit = server->Stop(kStopGrace);
+  PrintText("server.exit", exit.ToString());
+  auto n = static_cast<double>(run.corpus.size());
+  PrintMetric("disk.bytes_per_event_after_stop", static_cast<double>(DiskBytesUnder(data_dir)) / n,
+              "bytes", 1);
+  if (!ok || !exit.ok()) {
+    std::fprintf(stderr, "--- tail of %s ---\n%s\n", log_path.c_str(),
+                 ReadFileTail(log_path, kLogTailBytes).c_str());
+  }
+  return ok && exit.ok() ? kExitOk : kExitFailures;
+}
+
+int Main(int argc, char** argv) {
+  BenchFlags flags;
+  if (std::optional<int> code = ParseFlags(argc, argv, flags)) return *code;
+  ::signal(SIGPIPE, SIG_IGN);
+  std::string binary;
+  if (!flags.baseline_only && flags.dump_ndjson.empty()) {
+    Result<std::string> resolved = ResolveServerBinary(flags);
+    if (!resolved.ok()) return CannotRun("flags", resolved.status());
+    binary = *resolved;
+  }
+  EventCorpus corpus = GeneratePhase(flags);
+  if (!flags.dump_ndjson.empty()) {
+    Status s = DumpNdjson(corpus, flags.dump_ndjson);
+    return s.ok() ? kExitOk : CannotRun("dump", s);
+  }
+  Result<WorkDir> work = WorkDir::Create(flags.work_dir, flags.keep);
+  if (!work.ok()) return CannotRun("work dir", work.status());
+  PrintText("work_dir", work->path().string());
+  Result<double> baseline = BaselinePhase(corpus, *work);
+  if (!baseline.ok()) return CannotRun("baseline", baseline.status());
+  if (flags.baseline_only) return kExitOk;
+  Result<std::vector<BulkBody>> bodies = BulkPhase(corpus, flags);
+  if (!bodies.ok()) return CannotRun("bulk", bodies.status());
+  return ServerPhases(ServerRun{flags, corpus, *bodies, *work, *baseline}, binary);
+}
+
+}  // namespace
+}  // namespace dashcam::bench
+
+int main(int argc, char** argv) {
+  return dashcam::bench::Main(argc, argv);
+}

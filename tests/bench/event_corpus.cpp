@@ -1,0 +1,54 @@
+// EventCorpus: see event_corpus.h.
+#include "tests/bench/event_corpus.h"
+
+namespace dashcam::bench {
+namespace {
+
+// A little above the generator's averages (351 and ~95 bytes).
+constexpr size_t kTypicalLineBytes = 360;
+constexpr size_t kTypicalMessageBytes = 100;
+
+}  // namespace
+
+std::string_view EventCorpus::Slice(const std::string& buf, const std::vector<size_t>& ends,
+                                    size_t i) {
+  size_t begin = i == 0 ? 0 : ends[i - 1];
+  return std::string_view(buf).substr(begin, ends[i] - begin);
+}
+
+std::string_view EventCorpus::Json(size_t i) const {
+  std::string_view line = Slice(ndjson_, line_ends_, i);
+  line.remove_suffix(1);  // '\n'
+  return line;
+}
+
+std::string_view EventCorpus::Message(size_t i) const {
+  return Slice(messages_, message_ends_, i);
+}
+
+void EventCorpus::Append(const testing::GeneratedEvent& event) {
+  ndjson_ += event.json;
+  ndjson_ += '\n';
+  line_ends_.push_back(ndjson_.size());
+  messages_ += event.message;
+  message_ends_.push_back(messages_.size());
+  ts_ms_.push_back(event.ts_ms);
+}
+
+void EventCorpus::Reserve(size_t events) {
+  ndjson_.reserve(events * kTypicalLineBytes);
+  line_ends_.reserve(events);
+  messages_.reserve(events * kTypicalMessageBytes);
+  message_ends_.reserve(events);
+  ts_ms_.reserve(events);
+}
+
+EventCorpus GenerateEventCorpus(const testing::GeneratorOptions& options, int64_t count) {
+  testing::TrainingLogGenerator generator(options);
+  EventCorpus corpus;
+  corpus.Reserve(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) corpus.Append(generator.Next());
+  return corpus;
+}
+
+}  // namespace dashcam::bench

@@ -1,0 +1,100 @@
+// QueryLatency: see query_latency.h.
+#include "tests/bench/query_latency.h"
+
+#include <chrono>
+#include <vector>
+
+#include <boost/json/parse.hpp>
+
+#include "tests/bench/report.h"
+
+namespace dashcam::bench {
+namespace {
+
+struct HitCount {
+  std::optional<int64_t> total;
+  std::string relation;
+};
+
+std::string StringOf(const boost::json::value* v) {
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+// `v` is a number, or an object {"value":N,"relation":R}.
+HitCount CountOf(const boost::json::value* v) {
+  if (v == nullptr) return {};
+  if (v->is_int64()) return {v->get_int64(), ""};
+  if (v->is_uint64()) return {static_cast<int64_t>(v->get_uint64()), ""};
+  if (!v->is_object()) return {};
+  const boost::json::object& obj = v->get_object();
+  return {CountOf(obj.if_contains("value")).total, StringOf(obj.if_contains("relation"))};
+}
+
+HitCount ParseHitCount(std::string_view body) {
+  boost::system::error_code ec;
+  boost::json::value answer = boost::json::parse(body, ec);
+  if (ec || !answer.is_object()) return {};
+  const boost::json::object& obj = answer.get_object();
+  if (HitCount count = CountOf(obj.if_contains("total")); count.total) {
+    if (count.relation.empty()) count.relation = StringOf(obj.if_contains("total_relation"));
+    return count;
+  }
+  const boost::json::value* hits = obj.if_contains("hits");
+  if (hits == nullptr || !hits->is_object()) return {};
+  return CountOf(hits->get_object().if_contains("total"));
+}
+
+// One timed exchange; the reply is kept for its total.
+Result<HttpReply> RunOnce(HttpConnection& conn, const std::string& target, double& elapsed_ms) {
+  auto start = std::chrono::steady_clock::now();
+  Result<HttpReply> reply = conn.Get(target);
+  elapsed_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!reply.ok()) return reply;
+  if (reply->status != 200) {
+    return Status::Unavailable("HTTP " + std::to_string(reply->status) + ": " +
+                               reply->body.substr(0, 500));
+  }
+  return reply;
+}
+
+}  // namespace
+
+std::string UrlEncode(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (char ch : text) {
+    auto c = static_cast<unsigned char>(ch);
+    bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                      c == '-' || c == '.' || c == '_' || c == '~';
+    if (unreserved) {
+      out.push_back(ch);
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 0xf]);
+    }
+  }
+  return out;
+}
+
+Result<QueryTiming> TimeSearch(HttpConnection& conn, std::string_view query, int limit, int warmups,
+                               int runs) {
+  std::string target = "/api/v1/search?q=" + UrlEncode(query) + "&limit=" + std::to_string(limit);
+  std::vector<double> times;
+  QueryTiming timing;
+  for (int i = 0; i < warmups + runs; ++i) {
+    double elapsed_ms = 0;
+    Result<HttpReply> reply = RunOnce(conn, target, elapsed_ms);
+    if (!reply.ok()) return reply.status();
+    if (i < warmups) continue;
+    times.push_back(elapsed_ms);
+    HitCount count = ParseHitCount(reply->body);
+    timing.total = count.total;
+    timing.total_relation = std::move(count.relation);
+  }
+  timing.median_ms = Percentile(std::move(times), 50);
+  return timing;
+}
+
+}  // namespace dashcam::bench

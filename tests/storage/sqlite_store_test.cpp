@@ -1,0 +1,478 @@
+// Tests for storage/sqlite_store.h against real SQLite partitions in a
+// temporary data directory: what Append stores and what Search, Get and
+// Partitions give back.
+#include "storage/sqlite_store.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <future>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "storage/log.h"
+#include "storage/partition.h"
+#include "tests/common/test_server.h"
+
+namespace dashcam::storage {
+namespace {
+
+using query::Node;
+using query::NodeKind;
+using Names = std::vector<std::string>;
+
+constexpr std::int64_t kDay = 20786;  // 2026-11-29
+constexpr TimeMs kT0 = kDay * kMsPerDay + 10 * 3'600'000;
+
+class SqliteStoreTest : public ::testing::Test {
+ protected:
+  // Query, field and event builders. An event's `source` is its name, so
+  // hits are easy to compare.
+  static Node Term(std::string f, std::string text, bool phrase = false, bool prefix = false) {
+    return Node::MakeTerm(query::Term{std::move(f), std::move(text), phrase, prefix}, 0);
+  }
+  static Node Msg(std::string text) { return Term("", std::move(text)); }
+  static Node Phrase(std::string text) { return Term("", std::move(text), true); }
+  static Node Not(Node c) { return Node::MakeNot(std::move(c), 0); }
+  static Node And(std::vector<Node> c) { return Node{NodeKind::kAnd, 0, std::move(c), {}}; }
+  static Node Or(std::vector<Node> c) { return Node{NodeKind::kOr, 0, std::move(c), {}}; }
+  static Field S(std::string name, std::string text) {
+    return Field{std::move(name), Field::Type::kString, std::move(text), 0};
+  }
+  static Field N(std::string name, std::string canonical, double v) {
+    return Field{std::move(name), Field::Type::kNumber, std::move(canonical), v};
+  }
+  static Record Ev(std::string name, TimeMs ts, std::string msg, std::vector<Field> fields = {}) {
+    Record r;
+    r.ts_ms = ts;
+    r.level = "INFO";
+    r.message = std::move(msg);
+    r.index = "logs";
+    r.fields = std::move(fields);
+    r.source = std::move(name);
+    return r;
+  }
+
+  void SetUp() override { Open(); }
+
+  void Open(WriterOptions writer = {}) {
+    store_.reset();
+    SqliteStoreOptions opts;
+    opts.data_dir = DataDir();
+    opts.writer = writer;
+    opts.writer.partition.sync = SyncMode::kNormal;
+    auto s = SqliteStore::Open(std::move(opts), log_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(*s);
+  }
+  std::string DataDir() const { return dir_.path() + "/data"; }
+
+  AppendResult Append(std::vector<Record> records) {
+    std::promise<AppendResult> done;
+    auto result = done.get_future();
+    store_->Append(std::move(records), [&](AppendResult r) { done.set_value(std::move(r)); });
+    return result.get();
+  }
+  void MustAppend(std::vector<Record> records) {
+    AppendResult r = Append(std::move(records));
+    ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  }
+
+  Result<SearchPage> Run(const Node& q, TimeMs from = kMinEventTime, TimeMs to = kMaxEventTime,
+                         std::size_t limit = 1000) {
+    SearchRequest req;
+    req.query = &q;
+    req.from = from;
+    req.to = to;
+    req.limit = limit;
+    return store_->Search(req);
+  }
+  // The hits' names, newest first.
+  Names Find(const Node& q, TimeMs from = kMinEventTime, TimeMs to = kMaxEventTime) {
+    auto page = Run(q, from, to);
+    EXPECT_TRUE(page.ok()) << query::DebugString(q) << ": " << page.status().ToString();
+    Names out;
+    if (page.ok()) {
+      for (const StoredEvent& e : page->hits) out.push_back(e.source);
+    }
+    return out;
+  }
+
+  dashcam::testing::TempDir dir_;
+  Log log_ = Log::Null();
+  std::unique_ptr<SqliteStore> store_;
+};
+
+TEST_F(SqliteStoreTest, MessageTermsAndPhrases) {
+  MustAppend({Ev("a", kT0 + 1, "CUDA out of memory on cuda:0"),
+              Ev("b", kT0 + 2, "cudas are plural"), Ev("c", kT0 + 3, "Out Of Memory"),
+              Ev("d", kT0 + 4, "memory out of order")});
+  EXPECT_EQ(Find(Msg("cuda")), (Names{"a"}));
+  EXPECT_EQ(Find(Msg("CUDA")), (Names{"a"}));
+  EXPECT_EQ(Find(Msg("cudas")), (Names{"b"}));
+  EXPECT_EQ(Find(Msg("cuda:0")), (Names{"a"}));
+  EXPECT_EQ(Find(Phrase("out of memory")), (Names{"c", "a"}));
+  EXPECT_EQ(Find(Phrase("MEMORY OUT")), (Names{"d"}));
+  EXPECT_EQ(Find(Phrase("memory of")), Names{});
+  EXPECT_EQ(Find(Term("message", "plural")), (Names{"b"}));
+  EXPECT_EQ(Find(Term("", "cud", false, true)), (Names{"b", "a"}));
+  EXPECT_EQ(Find(Term("", "out of mem", true, true)), (Names{"c", "a"}));
+  EXPECT_EQ(Find(Node::MatchAll()), (Names{"d", "c", "b", "a"}));
+  // Tokens are cut to kMaxTokenBytes on both sides, so a longer query matches.
+  MustAppend({Ev("long", kT0 + 5, std::string(200, 'z'))});
+  EXPECT_EQ(Find(Msg(std::string(128, 'z') + "tail")), (Names{"long"}));
+}
+
+TEST_F(SqliteStoreTest, FieldTermsAndNumbers) {
+  MustAppend({Ev("n0", kT0 + 1, "x", {S("host.name", "gpu-01.example"), N("gpu_id", "0", 0)}),
+              Ev("n00", kT0 + 2, "x", {S("host.name", "gpu-02"), N("gpu_id", "0", 0.0)}),
+              Ev("s0", kT0 + 3, "x", {S("gpu_id", "0"), N("loss", "0.5", 0.5)}),
+              Ev("n1", kT0 + 4, "x", {N("gpu_id", "1", 1), S("host", "gpu")})});
+  EXPECT_EQ(Find(Term("host.name", "gpu-01")), (Names{"n0"}));
+  EXPECT_EQ(Find(Term("host.name", "GPU")), (Names{"n00", "n0"}));
+  EXPECT_EQ(Find(Term("host", "gpu")), (Names{"n1"}));  // not host.name's values
+  EXPECT_EQ(Find(Term("host.name", "gpu", false, true)), (Names{"n00", "n0"}));
+  EXPECT_EQ(Find(Term("host.na", "gpu", false, true)), Names{});  // the name is whole
+  EXPECT_EQ(Find(Term("gpu_id", "0")), (Names{"s0", "n00", "n0"}));
+  const Names zero = Find(Term("gpu_id", "0.0"));
+  for (const char* want : {"n00", "n0"}) {
+    EXPECT_NE(std::find(zero.begin(), zero.end(), want), zero.end()) << want;
+  }
+  EXPECT_EQ(Find(Term("gpu_id", "1")), (Names{"n1"}));
+  EXPECT_EQ(Find(Term("loss", "0.50")), (Names{"s0"}));
+  EXPECT_EQ(Find(Term("_index", "logs")).size(), 4u);
+  // Field values are not message text, and the message is not a field.
+  EXPECT_EQ(Find(Msg("gpu")), Names{});
+  EXPECT_EQ(Find(Term("message", "example")), Names{});
+}
+
+// Regression: numbers were indexed in the same token form as words of text
+// values, so `delta:-1` (text "-1" -> token 1) found the number 1.
+TEST_F(SqliteStoreTest, NumberTokensDoNotMeetTextTokens) {
+  MustAppend({Ev("num1", kT0 + 1, "x", {N("delta", "1", 1)}),
+              Ev("numneg1", kT0 + 2, "x", {N("delta", "-1", -1)}),
+              Ev("text_v1", kT0 + 3, "x", {S("delta", "v 1")})});
+  EXPECT_EQ(Find(Term("delta", "-1")), (Names{"text_v1", "numneg1"}));
+  EXPECT_EQ(Find(Term("delta", "-1.0")), (Names{"numneg1"}));
+  EXPECT_EQ(Find(Term("delta", "1")), (Names{"text_v1", "num1"}));
+  EXPECT_EQ(Find(Term("delta", "1.0")), (Names{"num1"}));
+}
+
+TEST_F(SqliteStoreTest, BooleanOperators) {
+  MustAppend({Ev("ab", kT0 + 1, "alpha beta"), Ev("a", kT0 + 2, "alpha"), Ev("b", kT0 + 3, "beta"),
+              Ev("none", kT0 + 4, "gamma")});
+  EXPECT_EQ(Find(And({Msg("alpha"), Msg("beta")})), (Names{"ab"}));
+  EXPECT_EQ(Find(Or({Msg("alpha"), Msg("beta")})), (Names{"b", "a", "ab"}));
+  EXPECT_EQ(Find(And({Msg("alpha"), Not(Msg("beta"))})), (Names{"a"}));
+  EXPECT_EQ(Find(Not(Msg("alpha"))), (Names{"none", "b"}));
+  EXPECT_EQ(Find(And({Not(Msg("alpha")), Not(Msg("beta"))})), (Names{"none"}));
+  EXPECT_EQ(Find(Or({Msg("alpha"), Not(Msg("beta"))})), (Names{"none", "a", "ab"}));
+  EXPECT_EQ(Find(And({Msg("alpha"), Or({Msg("beta"), Not(Msg("gamma"))})})), (Names{"a", "ab"}));
+  EXPECT_EQ(Find(Not(Node::MatchAll())), Names{});
+}
+
+TEST_F(SqliteStoreTest, PhraseDoesNotSpanArrayElements) {
+  MustAppend({Ev("split", kT0 + 1, "x", {S("tags", "a"), S("tags", "b")}),
+              Ev("joined", kT0 + 2, "x", {S("tags", "a b")})});
+  EXPECT_EQ(Find(Term("tags", "a b", true)), (Names{"joined"}));
+  EXPECT_EQ(Find(Term("tags", "b")), (Names{"joined", "split"}));
+  EXPECT_EQ(Find(And({Term("tags", "a"), Term("tags", "b")})), (Names{"joined", "split"}));
+}
+
+TEST_F(SqliteStoreTest, CjkPieces) {
+  MustAppend({Ev("zh", kT0 + 1, "CUDA显存不足"), Ev("other", kT0 + 2, "显卡正常")});
+  EXPECT_EQ(Find(Msg("显存")), (Names{"zh"}));
+  EXPECT_EQ(Find(Msg("存不足")), (Names{"zh"}));
+  EXPECT_EQ(Find(Msg("cuda显存")), (Names{"zh"}));
+  EXPECT_EQ(Find(Msg("不足显存")), Names{});
+}
+
+TEST_F(SqliteStoreTest, NewestFirstEvenWhenAppendedOutOfOrder) {
+  MustAppend({Ev("t3", kT0 + 3000, "e"), Ev("t1", kT0 + 1000, "e")});
+  MustAppend({Ev("t2", kT0 + 2000, "e"), Ev("t0", kT0, "e"), Ev("t4", kT0 + 4000, "e")});
+  EXPECT_EQ(Find(Msg("e")), (Names{"t4", "t3", "t2", "t1", "t0"}));
+  EXPECT_EQ(Find(Node::MatchAll()), (Names{"t4", "t3", "t2", "t1", "t0"}));
+}
+
+TEST_F(SqliteStoreTest, TimeRangeIsHalfOpen) {
+  MustAppend({Ev("t0", kT0, "e"), Ev("t1", kT0 + 1, "e"), Ev("t2", kT0 + 2, "e")});
+  EXPECT_EQ(Find(Msg("e"), kT0 + 1, kT0 + 2), (Names{"t1"}));
+  EXPECT_EQ(Find(Node::MatchAll(), kT0, kT0 + 2), (Names{"t1", "t0"}));
+  EXPECT_EQ(Find(Msg("e"), kT0 + 1, kT0 + 3), (Names{"t2", "t1"}));
+  EXPECT_EQ(Find(Msg("e"), kT0 + 1, kT0 + 1), Names{});
+  EXPECT_EQ(Find(Msg("e"), kT0 + 2, kT0), Names{});
+  auto page = Run(Msg("e"), kT0 + 1, kT0 + 2);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->total, 1u);
+}
+
+TEST_F(SqliteStoreTest, PaginationVisitsEveryHitOnceWhileAppending) {
+  std::vector<Record> batch;
+  for (int i = 0; i < 25; ++i) batch.push_back(Ev(fmt::format("e{}", i), kT0 + i, "page"));
+  MustAppend(std::move(batch));
+  std::multiset<std::string> seen;
+  std::optional<EventKey> before;
+  const Node q = Msg("page");
+  for (int round = 0; round < 10; ++round) {
+    SearchRequest req;
+    req.query = &q;
+    req.limit = 10;
+    req.before = before;
+    auto page = store_->Search(req);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    if (round == 0) {
+      EXPECT_EQ(page->total, 25u);
+    }
+    for (const StoredEvent& e : page->hits) seen.insert(e.source);
+    if (!page->next) break;
+    EXPECT_EQ(*page->next, page->hits.back().key);
+    before = page->next;
+    MustAppend({Ev(fmt::format("new{}", round), kT0 + 1000 + round, "page")});  // newer
+  }
+  ASSERT_EQ(seen.size(), 25u);
+  for (int i = 0; i < 25; ++i) EXPECT_EQ(seen.count(fmt::format("e{}", i)), 1u) << i;
+}
+
+TEST_F(SqliteStoreTest, TotalIsCappedByCountLimit) {
+  std::vector<Record> batch;
+  for (int d = 0; d < 3; ++d) {
+    for (int i = 0; i < 10; ++i) batch.push_back(Ev("x", kT0 + d * kMsPerDay + i, "counted"));
+  }
+  MustAppend(std::move(batch));
+  const Node q = Msg("counted");
+  SearchRequest req;
+  req.query = &q;
+  req.limit = 5;
+  struct Case {
+    std::size_t count_limit;
+    std::uint64_t total;
+    bool exact;
+  };
+  for (Case c :
+       {Case{1000, 30, true}, Case{15, 15, false}, Case{10, 10, false}, Case{0, 0, true}}) {
+    SCOPED_TRACE(c.count_limit);
+    req.count_limit = c.count_limit;
+    auto page = store_->Search(req);
+    ASSERT_TRUE(page.ok());
+    EXPECT_EQ(page->hits.size(), 5u);
+    EXPECT_EQ(page->total, c.total);
+    EXPECT_EQ(page->total_exact, c.exact);
+  }
+}
+
+TEST_F(SqliteStoreTest, DaysGoToTheirOwnPartitionFiles) {
+  MustAppend({Ev("d0", kT0, "e"), Ev("d2", kT0 + 2 * kMsPerDay, "e"),
+              Ev("d1", DayStart(kDay + 1), "e"), Ev("d0late", DayStart(kDay + 1) - 1, "e")});
+  const auto parts = store_->Partitions();
+  ASSERT_EQ(parts.size(), 3u);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    EXPECT_EQ(parts[i].day, kDay + static_cast<std::int64_t>(i));
+    EXPECT_GT(parts[i].bytes, 0u);
+  }
+  for (const char* name : {"2026-11-29.db", "2026-11-30.db", "2026-12-01.db"}) {
+    EXPECT_TRUE(std::filesystem::exists(DataDir() + "/" + name)) << name;
+  }
+  EXPECT_EQ(Find(Msg("e")), (Names{"d2", "d1", "d0late", "d0"}));
+  EXPECT_EQ(Find(Msg("e"), DayStart(kDay + 1), DayStart(kDay + 2)), (Names{"d1"}));
+  auto page = Run(Msg("e"), kMinEventTime, kMaxEventTime, 2);  // spans partitions
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->hits.size(), 2u);
+  EXPECT_EQ(page->hits[1].source, "d1");
+  EXPECT_EQ(page->total, 4u);
+}
+
+TEST_F(SqliteStoreTest, CreateWithDocIdKeepsTheFirst) {
+  Record r = Ev("first", kT0, "dup");
+  r.doc_id = "doc-1";
+  AppendResult a = Append({r});
+  ASSERT_TRUE(a.status.ok());
+  EXPECT_EQ(a.outcomes, std::vector<RecordOutcome>{RecordOutcome::kCreated});
+  EXPECT_EQ(a.ids, Names{"doc-1"});
+  r.source = "second";
+  r.ts_ms = kT0 + 5;
+  AppendResult b = Append({r});
+  ASSERT_TRUE(b.status.ok());
+  EXPECT_EQ(b.outcomes, std::vector<RecordOutcome>{RecordOutcome::kDuplicate});
+  EXPECT_EQ(Find(Msg("dup")), (Names{"first"}));
+  Record x = Ev("x1", kT0 + 7, "batched");
+  x.doc_id = "doc-4";
+  Record y = x;
+  y.source = "x2";
+  EXPECT_EQ(Append({x, y}).outcomes,
+            (std::vector<RecordOutcome>{RecordOutcome::kCreated, RecordOutcome::kDuplicate}));
+  EXPECT_EQ(Find(Msg("batched")), (Names{"x1"}));
+  auto got = store_->Get("doc-1");
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_EQ((*got)->source, "first");
+  EXPECT_EQ((*got)->id, "doc-1");
+}
+
+TEST_F(SqliteStoreTest, IndexWithDocIdReplaces) {
+  Record r = Ev("old", kT0, "common version1");
+  r.doc_id = "doc-2";
+  r.op = WriteOp::kIndex;
+  ASSERT_EQ(Append({r}).outcomes, std::vector<RecordOutcome>{RecordOutcome::kCreated});
+  r.source = "new";
+  r.message = "common version2";
+  AppendResult b = Append({r});
+  ASSERT_TRUE(b.status.ok());
+  EXPECT_EQ(b.outcomes, std::vector<RecordOutcome>{RecordOutcome::kUpdated});
+  EXPECT_EQ(Find(Msg("version1")), Names{});
+  EXPECT_EQ(Find(Msg("common")), (Names{"new"}));
+  // Counting through FTS alone, through FTS plus SQL, and by key.
+  for (const Node& q :
+       {Msg("common"), And({Msg("common"), Or({Msg("x"), Not(Msg("y"))})}), Node::MatchAll()}) {
+    auto page = Run(q);
+    ASSERT_TRUE(page.ok());
+    EXPECT_EQ(page->total, 1u) << query::DebugString(q);
+  }
+  auto got = store_->Get("doc-2");
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_EQ((*got)->source, "new");
+
+  // Within one batch too: the later record wins.
+  Record x = Ev("x1", kT0 + 7, "batched");
+  x.doc_id = "doc-3";
+  x.op = WriteOp::kIndex;
+  Record y = x;
+  y.source = "x2";
+  EXPECT_EQ(Append({x, y}).outcomes,
+            (std::vector<RecordOutcome>{RecordOutcome::kCreated, RecordOutcome::kUpdated}));
+  EXPECT_EQ(Find(Msg("batched")), (Names{"x2"}));
+}
+
+TEST_F(SqliteStoreTest, GetByKeyAndByDocId) {
+  Record with_id = Ev("named", kT0 + 1, "m");
+  with_id.doc_id = "my-id";
+  AppendResult a = Append({Ev("keyed", kT0, "m"), with_id});
+  ASSERT_TRUE(a.status.ok());
+  ASSERT_EQ(a.ids.size(), 2u);
+  ASSERT_EQ(a.ids[0].size(), 16u);
+  EXPECT_EQ(KeyTime(ParseEventKey(a.ids[0]).value_or(0)), kT0);
+
+  auto got = store_->Get(a.ids[0]);
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_EQ((*got)->source, "keyed");
+  EXPECT_EQ((*got)->id, a.ids[0]);
+  EXPECT_EQ((*got)->ts_ms, kT0);
+  EXPECT_EQ((*got)->level, "INFO");
+  EXPECT_EQ((*got)->index, "logs");
+  got = store_->Get("my-id");
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_EQ((*got)->source, "named");
+  for (const char* missing : {"nope", "0000000000000000", "ffffffffffffffff"}) {
+    got = store_->Get(missing);
+    ASSERT_TRUE(got.ok()) << missing;
+    EXPECT_FALSE(got->has_value()) << missing;
+  }
+}
+
+TEST_F(SqliteStoreTest, ReopenSeesEverything) {
+  Record named = Ev("b", kT0 + kMsPerDay, "persisted");
+  named.doc_id = "kept";
+  MustAppend({Ev("a", kT0, "persisted"), named});
+  store_->Close();
+  Open();
+  EXPECT_EQ(store_->Partitions().size(), 2u);
+  EXPECT_EQ(Find(Msg("persisted")), (Names{"b", "a"}));
+  auto got = store_->Get("kept");
+  ASSERT_TRUE(got.ok() && got->has_value());
+  MustAppend({Ev("c", kT0 + 1, "persisted")});
+  EXPECT_EQ(Find(Msg("persisted")), (Names{"b", "c", "a"}));
+}
+
+TEST_F(SqliteStoreTest, HostileQueryTextIsJustText) {
+  MustAppend({Ev("sql", kT0 + 1, "input was '); DROP TABLE events; -- here"),
+              Ev("near", kT0 + 2, "NEAR(a b) and message: x"), Ev("plain", kT0 + 3, "ok")});
+  struct Case {
+    Node q;
+    Names want;
+  };
+  const Case cases[] = {
+      {Phrase("'); DROP TABLE events; --"), {"sql"}},
+      {Msg("'); DROP TABLE events; --"), {"sql"}},
+      {Term("f", "'); DROP TABLE events; --"), {}},
+      {Msg("\""), {}},
+      {Phrase("\" OR \"ok"), {}},
+      {Msg("NEAR("), {"near"}},
+      {Phrase("NEAR(a b)"), {"near"}},
+      {Msg("*"), {}},
+      {Msg("^"), {}},
+      {Phrase("message: x"), {"near"}},
+      {Term("message: x", "ok"), {}},
+      {Not(Msg("')--")), {"plain", "near", "sql"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(query::DebugString(c.q));
+    EXPECT_EQ(Find(c.q), c.want);
+  }
+  MustAppend({Ev("after", kT0 + 4, "ok")});
+  EXPECT_EQ(Find(Msg("ok")), (Names{"after", "plain"}));
+}
+
+TEST_F(SqliteStoreTest, PastDeadlineIsDeadlineExceeded) {
+  std::vector<Record> batch;
+  for (int i = 0; i < 20'000; ++i) batch.push_back(Ev("e", kT0 + i, "common words"));
+  MustAppend(std::move(batch));
+  // Every event contains `common`, so the pure negation scans all of them.
+  const Node q = Not(Msg("common"));
+  SearchRequest req;
+  req.query = &q;
+  req.deadline = Clock::now() - std::chrono::seconds(1);
+  auto page = store_->Search(req);
+  ASSERT_FALSE(page.ok());
+  EXPECT_EQ(page.status().code(), StatusCode::kDeadlineExceeded);
+  req.deadline = Clock::time_point::max();  // the connection is usable after
+  page = store_->Search(req);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  EXPECT_TRUE(page->hits.empty());
+  EXPECT_EQ(Find(Msg("words"), kT0, kT0 + 3).size(), 3u);
+}
+
+TEST_F(SqliteStoreTest, FullQueueRefusesAtOnce) {
+  WriterOptions w;
+  w.max_queue_bytes = 1;
+  w.test_commit_delay_ms = 50;
+  Open(w);
+  // The first batch is always taken; its bytes stay queued until its callback
+  // returns, which we hold until the second Append has been refused.
+  std::promise<void> release;
+  std::promise<AppendResult> first;
+  std::future<AppendResult> first_done = first.get_future();
+  std::shared_future<void> released = release.get_future().share();
+  store_->Append({Ev("one", kT0, "m")}, [&](AppendResult r) {
+    released.wait();
+    first.set_value(std::move(r));
+  });
+  const std::size_t queued = store_->queued_bytes();
+  bool called = false;
+  AppendResult second;
+  store_->Append({Ev("two", kT0, "m")}, [&](AppendResult r) {
+    called = true;
+    second = std::move(r);
+  });
+  const bool called_before_return = called;
+  release.set_value();  // before any assertion can return early
+  EXPECT_GT(queued, 0u);
+  EXPECT_TRUE(called_before_return);
+  EXPECT_EQ(second.status.code(), StatusCode::kOverloaded);
+  EXPECT_TRUE(second.outcomes.empty());
+  EXPECT_TRUE(first_done.get().status.ok());
+  // The writer frees the budget just after the callbacks return.
+  for (int i = 0; i < 500 && store_->queued_bytes() > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  MustAppend({Ev("three", kT0 + 1, "m")});  // drained: accepted again
+  EXPECT_EQ(Find(Msg("m")), (Names{"three", "one"}));
+
+  store_->Close();
+  AppendResult closed = Append({Ev("four", kT0, "m")});
+  EXPECT_EQ(closed.status.code(), StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace dashcam::storage
