@@ -1,5 +1,7 @@
 // DocumentParser: one JSON document (a `_bulk` source line, an NDJSON line,
-// a Beats event) -> a storage::Record. This is dashcam's event model:
+// a Beats event) -> a storage::Record. This is dashcam's event model (the
+// field rules live in storage/document_reader.h, shared with query-time
+// readers of stored documents):
 //
 //   ts_ms    `@timestamp`: an RFC 3339 string (any fraction, any offset) or
 //            epoch milliseconds; missing -> arrival time; malformed or outside
@@ -24,18 +26,16 @@
 
 #include <simdjson.h>
 
+#include "storage/document_reader.h"
 #include "storage/record.h"
 
 namespace dashcam::ingest {
 
-struct DocumentLimits {
-  std::size_t max_fields = 1000;  // Default: Elasticsearch's total_fields limit
-  std::size_t max_depth = 32;     // nesting of objects and arrays
-};
+using storage::DocumentLimits;
 
 class DocumentParser {
  public:
-  explicit DocumentParser(DocumentLimits limits = {}) : limits_(limits) {}
+  explicit DocumentParser(DocumentLimits limits = {}) : reader_(limits) {}
 
   // REQUIRES: `capacity - json.size() >= simdjson::SIMDJSON_PADDING`, i.e. the
   // bytes after `json` up to `capacity` are readable (their content is not).
@@ -43,9 +43,8 @@ class DocumentParser {
   Result<storage::Record> Parse(std::string_view json, std::size_t capacity, TimeMs arrival);
 
  private:
-  class Walker;
-  DocumentLimits limits_;
-  simdjson::ondemand::parser parser_;
+  storage::DocumentReader reader_;
+  storage::DocumentView view_;  // reused between documents
 };
 
 // A pool of parsers so worker threads need not own one each.

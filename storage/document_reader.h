@@ -1,0 +1,59 @@
+// DocumentReader: the searchable view of a JSON document, shared by ingest
+// (building Records) and by anything that reads stored documents back
+// (query evaluation, aggregations), so that both agree on what a field is:
+//
+//   fields     every scalar value under its dotted name (`host.name`), arrays
+//              giving one field per element, numbers and booleans typed,
+//              nulls dropped; `message` and `@timestamp` are not fields.
+//   message    `message`, else `msg`, else `log` (when a string).
+//   level      `log.level`, else `level` (a string).
+//   timestamp  `@timestamp`: RFC 3339 string or epoch milliseconds; an
+//              invalid or out-of-range one is an error.
+//
+// A reader owns a simdjson On Demand parser and is not thread-safe: use one
+// per thread. Views returned do not point into the parser.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <simdjson.h>
+
+#include "storage/record.h"
+
+namespace dashcam::storage {
+
+struct DocumentLimits {
+  std::size_t max_fields = 1000;  // Default: Elasticsearch's total_fields limit
+  std::size_t max_depth = 32;     // nesting of objects and arrays
+};
+
+struct DocumentView {
+  std::vector<Field> fields;
+  std::optional<std::string> message;
+  std::optional<std::string> level;
+  std::optional<TimeMs> timestamp;
+};
+
+class DocumentReader {
+ public:
+  explicit DocumentReader(DocumentLimits limits = {}) : limits_(limits) {}
+
+  // REQUIRES: the bytes after `json` up to `capacity` are readable, and
+  // `capacity - json.size() >= simdjson::SIMDJSON_PADDING`.
+  // Errors: InvalidArgument naming the problem.
+  Status Read(std::string_view json, std::size_t capacity, DocumentView& out);
+  // The same for a document that is not padded (copied into a buffer).
+  Status ReadUnpadded(std::string_view json, DocumentView& out);
+
+ private:
+  class Walker;
+  DocumentLimits limits_;
+  simdjson::ondemand::parser parser_;
+  std::string padded_;
+};
+
+}  // namespace dashcam::storage
