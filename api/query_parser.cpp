@@ -352,7 +352,9 @@ Node Combine(NodeKind kind, std::vector<Node> clauses) {
 class QueryParser {
  public:
   QueryParser(std::string_view text, const ParseLimits& limits)
-      : lexer_(text), max_depth_(std::min(limits.max_depth, kMaxSupportedDepth)) {}
+      : lexer_(text),
+        max_depth_(std::min(limits.max_depth, kMaxSupportedDepth)),
+        juxtaposition_is_or_(limits.default_operator_or) {}
 
   std::variant<Node, QueryError> Parse();
 
@@ -371,6 +373,7 @@ class QueryParser {
 
   QueryLexer lexer_;
   const std::size_t max_depth_;
+  const bool juxtaposition_is_or_;
   std::size_t depth_ = 0;  // open groups and NOTs around the current token
   Token token_;            // the current (lookahead) token
   QueryError error_;
@@ -405,8 +408,8 @@ bool QueryParser::Enter(std::size_t pos) {
 bool QueryParser::ParseOr(std::string_view after, Node* out) {
   std::vector<Node> clauses(1);
   if (!ParseAnd(after, &clauses.back())) return false;
-  while (token_.kind == TokenKind::kOr) {
-    if (!Advance()) return false;
+  while (token_.kind == TokenKind::kOr || (juxtaposition_is_or_ && StartsClause(token_.kind))) {
+    if (token_.kind == TokenKind::kOr && !Advance()) return false;
     if (!ParseAnd("OR", &clauses.emplace_back())) return false;
   }
   *out = Combine(NodeKind::kOr, std::move(clauses));
@@ -421,7 +424,7 @@ bool QueryParser::ParseAnd(std::string_view after, Node* out) {
     if (token_.kind == TokenKind::kAnd) {
       if (!Advance()) return false;
       op = "AND";
-    } else if (!StartsClause(token_.kind)) {
+    } else if (juxtaposition_is_or_ || !StartsClause(token_.kind)) {
       break;
     }
     if (!ParseUnary(op, &clauses.emplace_back())) return false;

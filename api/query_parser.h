@@ -59,6 +59,9 @@ struct ParseLimits {
   // 3). Bounds the parser's recursion and the depth of the returned tree.
   // Default: 64. Values above 256 are treated as 256.
   std::size_t max_depth = 64;
+  // Juxtaposed clauses mean OR instead of AND (Elasticsearch's query_string
+  // default_operator). `a b AND c` is then `a OR (b AND c)`. Default: false.
+  bool default_operator_or = false;
 };
 
 // Parses query text into an AST. Empty/whitespace-only text and a lone `*`

@@ -6,6 +6,7 @@
 #include <boost/url/parse.hpp>
 
 #include "api/es_handlers.h"
+#include "api/es_search.h"
 #include "web/assets.h"
 
 namespace dashcam::server {
@@ -71,6 +72,13 @@ boost::asio::awaitable<HttpResponse> Router::Handle(HttpRequest req) {
   }
   if (seg.size() == 2 && seg[1] == "_bulk" && IsWrite(method)) {
     co_return co_await ingest::HandleBulk(std::move(req), seg[0], ingest_);
+  }
+  const bool search_verb = IsRead(method) || method == http::verb::post;
+  if (!seg.empty() && seg.size() <= 2 && (seg.back() == "_search" || seg.back() == "_count") &&
+      search_verb) {
+    std::string index = seg.size() == 2 ? seg[0] : "";
+    const bool count = seg.back() == "_count";
+    co_return co_await api::HandleEsSearch(std::move(req), std::move(index), count, api_);
   }
   if (seg.size() == 3 && seg[0] == "api" && seg[1] == "v1") {
     if (seg[2] == "ingest" && IsWrite(method)) {

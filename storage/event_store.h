@@ -31,6 +31,16 @@ class EventStore {
   // cannot run, DeadlineExceeded past req.deadline.
   virtual Result<SearchPage> Search(const SearchRequest& req) = 0;
 
+  // Counts of matching events per `interval` ms bucket over [req.from, req.to).
+  // `limit`, `before` and `count_limit` of `req` are ignored.
+  virtual Result<std::vector<HistogramBucket>> Histogram(const SearchRequest& req,
+                                                         TimeMs interval) = 0;
+
+  // The `size` most frequent values of `field` among matching events, reading
+  // at most `max_events` of them, newest first.
+  virtual Result<TermsResult> TopValues(const SearchRequest& req, const std::string& field,
+                                        std::size_t size, std::size_t max_events) = 0;
+
   // The event with this id (a FormatEventKey string or a doc_id), if any.
   virtual Result<std::optional<StoredEvent>> Get(std::string_view id) = 0;
 

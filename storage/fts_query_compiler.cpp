@@ -1,8 +1,13 @@
 #include "storage/fts_query_compiler.h"
 
+#include <algorithm>
+#include <charconv>
+#include <limits>
+
 #include <fmt/format.h>
 
 #include "storage/attrs_codec.h"
+#include "storage/partition.h"
 #include "storage/text_tokenizer.h"
 
 namespace dashcam::storage {
@@ -66,37 +71,80 @@ std::string FtsExpression(const Node& n) {
   return "(" + pos + ")" + neg;
 }
 
+// Event-key bounds of a range on @timestamp: keys in [lo, hi].
+Status TimestampKeyBounds(const query::Range& r, std::int64_t& lo, std::int64_t& hi) {
+  auto parse = [](const std::string& text, std::int64_t& out) {
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+    return ec == std::errc() && p == text.data() + text.size();
+  };
+  lo = std::numeric_limits<std::int64_t>::min();
+  hi = std::numeric_limits<std::int64_t>::max();
+  std::int64_t t = 0;
+  if (!r.lower.empty()) {
+    if (!parse(r.lower, t)) return Status::InvalidArgument("bad @timestamp range bound " + r.lower);
+    t = std::clamp<std::int64_t>(t + (r.include_lower ? 0 : 1), kMinEventTime, kMaxEventTime);
+    lo = FirstKeyAt(t);
+  }
+  if (!r.upper.empty()) {
+    if (!parse(r.upper, t)) return Status::InvalidArgument("bad @timestamp range bound " + r.upper);
+    t = std::clamp<std::int64_t>(t + (r.include_upper ? 1 : 0), kMinEventTime, kMaxEventTime);
+    hi = FirstKeyAt(t) - 1;
+  }
+  return Status::Ok();
+}
+
 class SqlBuilder {
  public:
   explicit SqlBuilder(CompiledQuery& out) : out_(out) {}
 
-  std::string Condition(const Node& n) {
+  Result<std::string> Condition(const Node& n) {
     if (IsFtsPositive(n)) {
-      out_.params.push_back(FtsExpression(n));
-      const int p = kFirstWhereParam + static_cast<int>(out_.params.size()) - 1;
-      return fmt::format("e.key IN (SELECT rowid FROM fts WHERE fts MATCH ?{})", p);
+      return fmt::format("e.key IN (SELECT rowid FROM fts WHERE fts MATCH ?{})",
+                         Param(FtsExpression(n)));
     }
     switch (n.kind) {
       case NodeKind::kMatchAll:
-        return "1";
-      case NodeKind::kNot:
-        return "NOT (" + Condition(n.children[0]) + ")";
+        return std::string("1");
+      case NodeKind::kRange:
+        return RangeCondition(n.range);
+      case NodeKind::kNot: {
+        auto c = Condition(n.children[0]);
+        if (!c.ok()) return c;
+        return "NOT (" + *c + ")";
+      }
       case NodeKind::kAnd:
       case NodeKind::kOr: {
         std::string s;
         for (const Node& c : n.children) {
+          auto sub = Condition(c);
+          if (!sub.ok()) return sub;
           if (!s.empty()) s += n.kind == NodeKind::kAnd ? " AND " : " OR ";
-          s += "(" + Condition(c) + ")";
+          s += "(" + *sub + ")";
         }
         return s;
       }
       case NodeKind::kTerm:
         break;  // handled above
     }
-    return "1";
+    return std::string("1");
   }
 
  private:
+  int Param(std::variant<std::string, std::int64_t> v) {
+    out_.params.push_back(std::move(v));
+    return kFirstWhereParam + static_cast<int>(out_.params.size()) - 1;
+  }
+
+  Result<std::string> RangeCondition(const query::Range& r) {
+    if (r.field != query::kTimestampField) {
+      return Status::InvalidArgument(
+          fmt::format("range queries on [{}] are not supported yet (only @timestamp)", r.field));
+    }
+    std::int64_t lo = 0, hi = 0;
+    if (auto s = TimestampKeyBounds(r, lo, hi); !s.ok()) return s;
+    return fmt::format("e.key BETWEEN ?{} AND ?{}", Param(lo), Param(hi));
+  }
+
   CompiledQuery& out_;
 };
 
@@ -120,28 +168,34 @@ Result<CompiledQuery> CompileFtsQuery(const Node& root) {
   }
   SqlBuilder sql(out);
   if (root.kind != NodeKind::kAnd) {
-    out.where = sql.Condition(root);
+    auto where = sql.Condition(root);
+    if (!where.ok()) return where.status();
+    out.where = *where;
     return out;
   }
   // Drive by the FTS-answerable conjuncts; filter by the rest.
-  Node driver{NodeKind::kAnd, root.position, {}, {}};
+  Node driver{NodeKind::kAnd, root.position, {}, {}, {}};
   std::string rest;
   for (const Node& c : root.children) {
     const bool fts_part =
         IsFtsPositive(c) || (c.kind == NodeKind::kNot && IsFtsPositive(c.children[0]));
     if (fts_part) {
       driver.children.push_back(c);
-    } else {
-      if (!rest.empty()) rest += " AND ";
-      rest += "(" + sql.Condition(c) + ")";
+      continue;
     }
+    auto cond = sql.Condition(c);
+    if (!cond.ok()) return cond.status();
+    if (!rest.empty()) rest += " AND ";
+    rest += "(" + *cond + ")";
   }
   if (driver.children.size() == 1 && IsFtsPositive(driver.children[0])) {
     out.fts = FtsExpression(driver.children[0]);
   } else if (!driver.children.empty() && IsFtsPositive(driver)) {
     out.fts = FtsExpression(driver);
   } else if (!driver.children.empty()) {
-    rest = rest.empty() ? sql.Condition(driver) : "(" + sql.Condition(driver) + ") AND " + rest;
+    auto cond = sql.Condition(driver);
+    if (!cond.ok()) return cond.status();
+    rest = rest.empty() ? *cond : "(" + *cond + ") AND " + rest;
   }
   out.where = rest.empty() ? "1" : rest;
   return out;

@@ -11,8 +11,10 @@
 // Thread-safety: pure function.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "storage/query_ast.h"
@@ -26,12 +28,14 @@ struct CompiledQuery {
   // SQL boolean condition on `e` (events); "1" when there is nothing more.
   std::string where = "1";
   // Values of the ?N placeholders in `where`, numbered from kFirstWhereParam.
-  std::vector<std::string> params;
+  std::vector<std::variant<std::string, std::int64_t>> params;
 };
 
 // ?1 = fts expression, ?2/?3 = key range, ?4 = limit; `where` uses ?10 on.
 inline constexpr int kFirstWhereParam = 10;
 
+// Errors: InvalidArgument for what SQLite partitions cannot evaluate yet
+// (ranges on fields other than @timestamp) or malformed range bounds.
 Result<CompiledQuery> CompileFtsQuery(const query::Node& root);
 
 // The FTS5 string literal for `text`: "..." with inner quotes doubled.

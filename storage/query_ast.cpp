@@ -105,6 +105,12 @@ void AppendNode(const Node& node, std::string* out) {
     case NodeKind::kTerm:
       AppendTerm(node.term, out);
       return;
+    case NodeKind::kRange:
+      *out += node.range.field + ':' + (node.range.include_lower ? '[' : '{') +
+              (node.range.lower.empty() ? "*" : node.range.lower) + " TO " +
+              (node.range.upper.empty() ? "*" : node.range.upper) +
+              (node.range.include_upper ? ']' : '}');
+      return;
     case NodeKind::kAnd:
       op = "(AND";
       break;

@@ -17,6 +17,11 @@
 //     term's text is a number, a numeric field value equal to it also matches
 //     (`gpu_id:0` matches 0, 0.0 and the string "0").
 //   * `prefix` makes the last token a prefix match (`cud*`).
+//   * A Range on `@timestamp` matches events whose time lies between the
+//     bounds (each inclusive or exclusive, either may be open). Bounds are
+//     epoch milliseconds written in decimal (the API layer resolves dates and
+//     date math). Ranges on other fields are rejected by backends that cannot
+//     evaluate them yet.
 //   * And/Or/Not are boolean; MatchAll matches every event.
 #pragma once
 
@@ -32,6 +37,7 @@ enum class NodeKind {
   kOr,        // >= 2 children
   kNot,       // exactly 1 child
   kTerm,      // leaf: `term`
+  kRange,     // leaf: `range`
 };
 
 struct Term {
@@ -41,24 +47,37 @@ struct Term {
   bool prefix = false;  // trailing unescaped `*`: last token is a prefix
 };
 
+struct Range {
+  std::string field;
+  std::string lower, upper;  // empty: open
+  bool include_lower = true;
+  bool include_upper = true;
+};
+
 struct Node {
   NodeKind kind = NodeKind::kMatchAll;
   std::size_t position = 0;  // byte offset in the query text where it starts
   std::vector<Node> children;
-  Term term;  // kind == kTerm only
+  Term term;    // kind == kTerm only
+  Range range;  // kind == kRange only
 
-  static Node MatchAll(std::size_t pos = 0) { return Node{NodeKind::kMatchAll, pos, {}, {}}; }
+  static Node MatchAll(std::size_t pos = 0) { return Node{NodeKind::kMatchAll, pos, {}, {}, {}}; }
+  static Node MakeRange(Range r, std::size_t pos) {
+    return Node{NodeKind::kRange, pos, {}, {}, std::move(r)};
+  }
   static Node MakeTerm(Term t, std::size_t pos) {
-    return Node{NodeKind::kTerm, pos, {}, std::move(t)};
+    return Node{NodeKind::kTerm, pos, {}, std::move(t), {}};
   }
   static Node MakeNot(Node child, std::size_t pos) {
-    Node n{NodeKind::kNot, pos, {}, {}};
+    Node n{NodeKind::kNot, pos, {}, {}, {}};
     n.children.push_back(std::move(child));
     return n;
   }
 };
 
 // The message pseudo-field: both "" and "message" address the message text.
+inline constexpr const char* kTimestampField = "@timestamp";
+
 inline bool IsMessageField(const std::string& field) {
   return field.empty() || field == "message";
 }

@@ -89,6 +89,25 @@ struct SearchPage {
   std::optional<EventKey> next;   // pass as `before` for the next page
 };
 
+// Matching events per time bucket: bucket start (a multiple of the interval
+// since the epoch) -> count. Only non-empty buckets, in time order.
+struct HistogramBucket {
+  TimeMs start = 0;
+  std::uint64_t count = 0;
+};
+
+// The most frequent values of one field among the matching events.
+struct TermsResult {
+  struct Bucket {
+    std::string value;
+    std::uint64_t count = 0;
+  };
+  std::vector<Bucket> buckets;    // by count, then value
+  std::uint64_t other_count = 0;  // values counted but not in `buckets`
+  std::uint64_t events_read = 0;  // events looked at
+  bool complete = true;           // false: stopped at the scan limit (newest events only)
+};
+
 struct PartitionInfo {
   std::int64_t day = 0;  // UTC day number
   std::string path;

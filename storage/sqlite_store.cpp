@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "storage/document_reader.h"
 #include "storage/fts_query_compiler.h"
 #include "storage/partition.h"
 
@@ -80,13 +81,31 @@ std::string CountSql(const CompiledQuery& q) {
       q.where);
 }
 
+std::string HistogramSql(const CompiledQuery& q) {
+  if (q.fts && q.where == "1") {
+    return "SELECT (rowid >> 20) / ?5, count(*) FROM fts WHERE fts MATCH ?1 AND rowid BETWEEN ?2 "
+           "AND ?3 AND rowid NOT IN (SELECT key FROM replaced) GROUP BY 1";
+  }
+  if (q.fts) {
+    return fmt::format(
+        "SELECT (e.key >> 20) / ?5, count(*) FROM fts CROSS JOIN events AS e ON e.key = fts.rowid "
+        "WHERE fts MATCH ?1 AND fts.rowid BETWEEN ?2 AND ?3 AND ({}) GROUP BY 1",
+        q.where);
+  }
+  return fmt::format(
+      "SELECT (e.key >> 20) / ?5, count(*) FROM events AS e WHERE e.key BETWEEN ?2 AND ?3 "
+      "AND ({}) GROUP BY 1",
+      q.where);
+}
+
 void BindQuery(Stmt& stmt, const CompiledQuery& q, EventKey lo, EventKey hi, std::int64_t limit) {
   if (q.fts) stmt.Bind(1, *q.fts);
   stmt.Bind(2, lo);
   stmt.Bind(3, hi);
   stmt.Bind(4, limit);
   for (std::size_t i = 0; i < q.params.size(); ++i) {
-    stmt.Bind(kFirstWhereParam + static_cast<int>(i), q.params[i]);
+    const int index = kFirstWhereParam + static_cast<int>(i);
+    std::visit([&](const auto& v) { stmt.Bind(index, v); }, q.params[i]);
   }
 }
 
@@ -253,6 +272,76 @@ Result<std::optional<StoredEvent>> GetOne(PartitionReader& reader, const std::st
 }
 
 }  // namespace
+
+Result<std::vector<HistogramBucket>> SqliteStore::Histogram(const SearchRequest& req,
+                                                            TimeMs interval) {
+  if (req.query == nullptr || interval <= 0)
+    return Status::InvalidArgument("bad histogram request");
+  auto compiled = CompileFtsQuery(*req.query);
+  if (!compiled.ok()) return compiled.status();
+  const TimeMs from = std::max(req.from, kMinEventTime), to = std::min(req.to, kMaxEventTime);
+  std::map<TimeMs, std::uint64_t> counts;
+  if (from >= to) return std::vector<HistogramBucket>();
+  Lease lease = LeaseReaders();
+  const std::string sql = HistogramSql(*compiled);
+  for (std::int64_t day : partitions_.DaysOverlapping(from, to)) {
+    auto reader = lease->For(day);
+    if (!reader.ok()) return reader.status();
+    auto stmt = (*reader)->Statement(sql);
+    if (!stmt.ok()) return stmt.status();
+    DeadlineGuard guard((*reader)->db(), req.deadline);
+    BindQuery(**stmt, *compiled, FirstKeyAt(from), FirstKeyAt(to) - 1, 0);
+    (*stmt)->Bind(5, interval);
+    int rc;
+    while ((rc = (*stmt)->Step()) == SQLITE_ROW) {
+      counts[(*stmt)->Int(0) * interval] += static_cast<std::uint64_t>((*stmt)->Int(1));
+    }
+    (*stmt)->Reset();
+    if (rc != SQLITE_DONE) return SqliteStatus(rc, (*reader)->db(), "histogram");
+  }
+  std::vector<HistogramBucket> out;
+  for (const auto& [start, n] : counts) out.push_back({start, n});
+  return out;
+}
+
+Result<TermsResult> SqliteStore::TopValues(const SearchRequest& req, const std::string& field,
+                                           std::size_t size, std::size_t max_events) {
+  SearchRequest page_req = req;
+  page_req.count_limit = 0;
+  page_req.before.reset();
+  std::map<std::string, std::uint64_t> counts;
+  TermsResult out;
+  DocumentReader reader;
+  DocumentView view;
+  while (out.events_read < max_events) {
+    page_req.limit = std::min<std::size_t>(5000, max_events - out.events_read);
+    auto page = Search(page_req);
+    if (!page.ok()) return page.status();
+    for (const StoredEvent& ev : page->hits) {
+      ++out.events_read;
+      if (!reader.ReadUnpadded(ev.source, view).ok()) continue;
+      for (const Field& f : view.fields) {
+        if (f.name == field) ++counts[f.text];
+      }
+      if (field == "message" && view.message) ++counts[*view.message];
+    }
+    if (!page->next) break;
+    page_req.before = page->next;
+  }
+  out.complete = out.events_read < max_events;
+  std::vector<TermsResult::Bucket> all;
+  for (auto& [value, n] : counts) all.push_back({value, n});
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+    return a.count != b.count ? a.count > b.count : a.value < b.value;
+  });
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (i < size)
+      out.buckets.push_back(std::move(all[i]));
+    else
+      out.other_count += all[i].count;
+  }
+  return out;
+}
 
 Result<std::optional<StoredEvent>> SqliteStore::Get(std::string_view id) {
   Lease lease = LeaseReaders();

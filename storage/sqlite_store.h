@@ -33,6 +33,10 @@ class SqliteStore final : public EventStore {
 
   void Append(std::vector<Record> records, AppendCallback done) override;
   Result<SearchPage> Search(const SearchRequest& req) override;
+  Result<std::vector<HistogramBucket>> Histogram(const SearchRequest& req,
+                                                 TimeMs interval) override;
+  Result<TermsResult> TopValues(const SearchRequest& req, const std::string& field,
+                                std::size_t size, std::size_t max_events) override;
   Result<std::optional<StoredEvent>> Get(std::string_view id) override;
   std::vector<PartitionInfo> Partitions() override;
   void Close() override;

@@ -15,6 +15,8 @@
 namespace dashcam::storage {
 namespace {
 
+using Params = std::vector<std::variant<std::string, std::int64_t>>;
+
 using query::Node;
 using query::NodeKind;
 
@@ -121,21 +123,21 @@ TEST(FtsQueryCompilerTest, PureNegationHasNoDriver) {
   const CompiledQuery q = Compile(Not(Msg("debug")));
   EXPECT_FALSE(q.fts.has_value());
   EXPECT_EQ(q.where, "NOT (" + In(kFirstWhereParam) + ")");
-  EXPECT_EQ(q.params, (std::vector<std::string>{M("debug")}));
+  EXPECT_EQ(q.params, (Params{M("debug")}));
 }
 
 TEST(FtsQueryCompilerTest, ConjunctionOfNegations) {
   const CompiledQuery q = Compile(And({Not(Msg("a")), Not(Term("f", "b"))}));
   EXPECT_FALSE(q.fts.has_value());
   EXPECT_EQ(q.where, "(NOT (" + In(10) + ")) AND (NOT (" + In(11) + "))");
-  EXPECT_EQ(q.params, (std::vector<std::string>{M("a"), FS("f", "b")}));
+  EXPECT_EQ(q.params, (Params{M("a"), FS("f", "b")}));
 }
 
 TEST(FtsQueryCompilerTest, OrWithNegationIsAnSqlCondition) {
   const CompiledQuery q = Compile(Or({Msg("a"), Not(Msg("b"))}));
   EXPECT_FALSE(q.fts.has_value());
   EXPECT_EQ(q.where, "(" + In(10) + ") OR (NOT (" + In(11) + "))");
-  EXPECT_EQ(q.params, (std::vector<std::string>{M("a"), M("b")}));
+  EXPECT_EQ(q.params, (Params{M("a"), M("b")}));
 }
 
 TEST(FtsQueryCompilerTest, PositiveConjunctsDriveTheRestFilters) {
@@ -144,13 +146,13 @@ TEST(FtsQueryCompilerTest, PositiveConjunctsDriveTheRestFilters) {
   ASSERT_TRUE(q.fts.has_value());
   EXPECT_EQ(*q.fts, M("a"));
   EXPECT_EQ(q.where, "((" + In(10) + ") OR (NOT (" + In(11) + ")))");
-  EXPECT_EQ(q.params, (std::vector<std::string>{M("b"), M("c")}));
+  EXPECT_EQ(q.params, (Params{M("b"), M("c")}));
 
   // a AND NOT b AND (c OR NOT d): the driver keeps a's negation.
   const CompiledQuery q2 = Compile(And({Msg("a"), Not(Msg("b")), Or({Msg("c"), Not(Msg("d"))})}));
   ASSERT_TRUE(q2.fts.has_value());
   EXPECT_EQ(*q2.fts, "((" + M("a") + ")) NOT (" + M("b") + ")");
-  EXPECT_EQ(q2.params, (std::vector<std::string>{M("c"), M("d")}));
+  EXPECT_EQ(q2.params, (Params{M("c"), M("d")}));
 }
 
 TEST(FtsQueryCompilerTest, QueryTextNeverReachesTheSql) {

@@ -1,0 +1,37 @@
+// Translation of Elasticsearch request pieces into dashcam's query AST:
+// the Query DSL subset clients send (PROTOCOLS.md 4) and index expressions.
+//
+// Supported: match_all, query_string (query, default_field,
+// default_operator), match (query, operator), match_phrase, term, terms,
+// range (gt/gte/lt/lte; dates as RFC 3339, epoch ms or now-<n><unit>), bool
+// (must, filter, should, must_not, minimum_should_match 0/1). Anything else is
+// an InvalidArgument naming it: never a silently different answer.
+//
+// Field names ending in `.keyword` address the field itself (dashcam has no
+// separate keyword sub-fields). Pure functions; thread-safe.
+#pragma once
+
+#include <string_view>
+
+#include <boost/json/value.hpp>
+
+#include "storage/query_ast.h"
+#include "storage/status.h"
+#include "storage/time_format.h"
+
+namespace dashcam::api {
+
+Result<query::Node> TranslateEsQuery(const boost::json::value& query, TimeMs now);
+
+// Lucene query_string text -> AST; `default_field` replaces the message as
+// the target of bare terms; `default_or` makes juxtaposition mean OR.
+Result<query::Node> TranslateQueryString(std::string_view text, std::string_view default_field,
+                                         bool default_or);
+
+// `_all`, `*`, `filebeat-*`, `a,b-*`: a filter on `_index`, or MatchAll.
+Result<query::Node> TranslateIndexExpression(std::string_view expression);
+
+// `now-1h`, RFC 3339, epoch ms (string or number) -> epoch ms.
+Result<TimeMs> ResolveEsDate(const boost::json::value& v, TimeMs now);
+
+}  // namespace dashcam::api
