@@ -53,6 +53,16 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
          "Elasticsearch version reported to clients (Filebeat checks it is a valid 8.x/9.x)")
       ->envname("DASHCAM_ES_VERSION")
       ->capture_default_str();
+  app.add_option("--beats-listen", c.beats_listen,
+                 "Beats protocol (Filebeat output.logstash) listen address host:port; "
+                 "empty disables it")
+      ->envname("DASHCAM_BEATS_LISTEN")
+      ->capture_default_str();
+  app.add_option("--beats-max-window", c.beats_max_window,
+                 "Largest Beats window (events per batch) accepted; larger is a protocol error")
+      ->envname("DASHCAM_BEATS_MAX_WINDOW")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}))
+      ->capture_default_str();
   app.add_flag("--debug", c.debug, "Log debug events")->envname("DASHCAM_DEBUG");
   app.add_option("--test-commit-delay-ms", c.test_commit_delay_ms)->group("");  // tests only
   try {

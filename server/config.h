@@ -18,8 +18,10 @@ struct Config {
   std::size_t queue_bytes = 64u << 20;      // events waiting for the writer
   std::string sync = "full";                // SQLite synchronous: full | normal
   std::uint32_t query_timeout_ms = 10'000;
-  std::uint32_t read_timeout_s = 60;  // idle keep-alive and each request read
-  std::string es_version = "8.17.0";  // version reported to Elasticsearch clients
+  std::uint32_t read_timeout_s = 60;            // idle keep-alive and each request read
+  std::string es_version = "8.17.0";            // version reported to Elasticsearch clients
+  std::string beats_listen = "127.0.0.1:5044";  // Beats protocol host:port; empty: off
+  std::size_t beats_max_window = 10000;         // largest Beats window (events) accepted
   bool debug = false;
   int test_commit_delay_ms = 0;  // hidden: slows every commit (tests)
 };

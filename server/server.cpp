@@ -3,6 +3,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "server/beats_listener.h"
 #include "server/http_listener.h"
 #include "server/router.h"
 #include "storage/sqlite_store.h"
@@ -46,6 +48,7 @@ storage::SqliteStoreOptions StoreOptions(const Config& c) {
 void LogConfig(const Log& log, const Config& c) {
   log.Info("starting", {{"version", "0.1.0"},
                         {"listen", c.listen},
+                        {"beats_listen", c.beats_listen},
                         {"data_dir", c.data_dir},
                         {"threads", c.threads},
                         {"sync", c.sync},
@@ -57,12 +60,15 @@ void LogConfig(const Log& log, const Config& c) {
 // signal ends the process at once.
 asio::awaitable<void> DrainOnSignal(asio::io_context& ioc, asio::signal_set& signals,
                                     HttpListener& listener, SessionRegistry& registry,
-                                    const Log& log) {
+                                    BeatsListener* beats, const Log& log) {
   boost::system::error_code ec;
   const int sig = co_await signals.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   if (ec) co_return;
-  log.Info("draining", {{"signal", sig == SIGINT ? "SIGINT" : "SIGTERM"},
-                        {"connections", static_cast<std::uint64_t>(registry.size())}});
+  log.Info("draining",
+           {{"signal", sig == SIGINT ? "SIGINT" : "SIGTERM"},
+            {"connections", static_cast<std::uint64_t>(registry.size())},
+            {"beats_connections",
+             static_cast<std::uint64_t>(beats ? beats->active_sessions() : std::size_t{0})}});
   signals.async_wait([&log](const boost::system::error_code& e, int) {
     if (e) return;
     log.Warn("exit_now", {{"reason", "second signal"}});
@@ -70,17 +76,37 @@ asio::awaitable<void> DrainOnSignal(asio::io_context& ioc, asio::signal_set& sig
   });
   listener.Stop();
   registry.Drain();
+  if (beats) beats->Drain();  // Beats sessions ACK their complete windows, then close
+  const auto busy = [&] {
+    return registry.size() + (beats ? beats->active_sessions() : std::size_t{0});
+  };
   const auto deadline = std::chrono::steady_clock::now() + kDrainDeadline;
   asio::steady_timer timer(ioc);
-  while (registry.size() > 0 && std::chrono::steady_clock::now() < deadline) {
+  while (busy() > 0 && std::chrono::steady_clock::now() < deadline) {
     timer.expires_after(std::chrono::milliseconds(10));
     co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
-  if (registry.size() > 0) {
-    log.Warn("drain_deadline", {{"connections", static_cast<std::uint64_t>(registry.size())}});
+  if (busy() > 0) {
+    log.Warn("drain_deadline", {{"connections", static_cast<std::uint64_t>(busy())}});
   }
   signals.cancel();
   ioc.stop();
+}
+
+// Binds the Beats listener and logs its address ("beats_listening").
+Status BindBeats(BeatsListener& beats, const HostPort& where, const Log& log) {
+  if (auto s = beats.Bind(where); !s.ok()) return s;
+  const auto ep = beats.local_endpoint();
+  log.Info("beats_listening",
+           {{"addr", fmt::format("{}:{}", ep.address().to_string(), ep.port())}});
+  return Status::Ok();
+}
+
+ingest::BeatsOptions BeatsOptionsFrom(const Config& c) {
+  ingest::BeatsOptions o;
+  o.max_window = c.beats_max_window;
+  o.max_event_bytes = c.max_event_bytes;
+  return o;
 }
 
 }  // namespace
@@ -90,6 +116,12 @@ int RunServer(const Config& config, const Log& log) {
   HostPort where;
   if (!SplitHostPort(config.listen, where)) {
     log.Error("bad_config", {{"error", "--listen must be host:port"}, {"listen", config.listen}});
+    return 2;
+  }
+  HostPort beats_where;
+  if (!config.beats_listen.empty() && !SplitHostPort(config.beats_listen, beats_where)) {
+    log.Error("bad_config", {{"error", "--beats-listen must be host:port or empty"},
+                             {"beats_listen", config.beats_listen}});
     return 2;
   }
   auto store = storage::SqliteStore::Open(StoreOptions(config), log);
@@ -123,12 +155,26 @@ int RunServer(const Config& config, const Log& log) {
     log.Error("listen_failed", {{"error", s.ToString()}});
     return 1;
   }
+  ingest::BeatsMetrics beats_metrics;
+  ingest::BeatsContext beats_ctx{**store,      workers.get_executor(),   parsers,
+                                 log,          BeatsOptionsFrom(config), WallClockMs,
+                                 beats_metrics};
+  std::unique_ptr<BeatsListener> beats;
+  if (!config.beats_listen.empty()) {
+    beats = std::make_unique<BeatsListener>(ioc, beats_ctx, log);
+    if (auto s = BindBeats(*beats, beats_where, log); !s.ok()) {
+      log.Error("listen_failed", {{"error", s.ToString()}});
+      return 1;
+    }
+  }
   const auto ep = listener.local_endpoint();
   log.Info("listening", {{"addr", fmt::format("{}:{}", ep.address().to_string(), ep.port())}});
 
   asio::signal_set signals(ioc, SIGINT, SIGTERM);
-  asio::co_spawn(ioc, DrainOnSignal(ioc, signals, listener, registry, log), asio::detached);
+  asio::co_spawn(ioc, DrainOnSignal(ioc, signals, listener, registry, beats.get(), log),
+                 asio::detached);
   listener.Start();
+  if (beats) beats->Start();
   std::vector<std::thread> threads;
   for (unsigned i = 1; i < config.threads; ++i) threads.emplace_back([&ioc] { ioc.run(); });
   ioc.run();
