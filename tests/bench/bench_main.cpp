@@ -8,9 +8,10 @@
 //   3. bulk      build the gzip `_bulk` bodies of --batch events each
 //                (before the clock starts: the client must not steal the
 //                server's cores).
-//   4. server    start `<server> --listen 127.0.0.1:<free port> --data-dir
-//                <work-dir>/data --threads <n>`, logs to <work-dir>/server.log,
-//                wait for `GET /healthz` to answer 200 (up to 30 s).
+//   4. server    start `<server> --listen 127.0.0.1:0 --data-dir
+//                <work-dir>/data --threads <n>` (tests/common/test_server.h),
+//                logs to <work-dir>/server.log, wait until it listens and
+//                `GET /healthz` answers 200 (up to 30 s).
 //   5. ingest    send every body over --connections keep-alive connections
 //                (see bulk_load_driver.h); events/s, MB/s, latency, the
 //                server's peak RSS and bytes on disk per event.
@@ -36,6 +37,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -47,18 +49,22 @@
 #include "tests/bench/bulk_bodies.h"
 #include "tests/bench/bulk_load_driver.h"
 #include "tests/bench/event_corpus.h"
-#include "tests/bench/http_connection.h"
 #include "tests/bench/query_latency.h"
 #include "tests/bench/report.h"
-#include "tests/bench/server_process.h"
 #include "tests/bench/sqlite_baseline.h"
 #include "tests/bench/watchdog.h"
-#include "tests/bench/work_dir.h"
+#include "tests/common/http_client.h"
+#include "tests/common/test_server.h"
 
 namespace dashcam::bench {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::ExitStatus;
+using testing::HttpClient;
+using testing::HttpResult;
+using testing::TempDir;
+using testing::TestServer;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kExitOk = 0;
@@ -68,7 +74,7 @@ constexpr int kExitCannotRun = 2;
 constexpr int kGzipLevel = 1;  // Filebeat's default compression_level
 constexpr std::chrono::seconds kHealthzTimeout{30};
 constexpr std::chrono::milliseconds kHealthzPollEvery{50};
-constexpr std::chrono::seconds kStopGrace{30};
+constexpr int kStopGraceSeconds = 30;
 constexpr int kSearchLimit = 100;
 constexpr int kSearchWarmups = 1;
 constexpr int kSearchRuns = 7;
@@ -107,6 +113,20 @@ int CannotRun(std::string_view phase, const Status& status) {
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Sum of the sizes of the regular files under `dir`, recursively; 0 if `dir`
+// does not exist. Files vanishing during the walk are skipped.
+uint64_t DiskBytesUnder(const fs::path& dir) {
+  std::error_code ec;
+  uint64_t total = 0;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code size_ec;
+    if (!it->is_regular_file(size_ec)) continue;
+    uint64_t size = it->file_size(size_ec);
+    if (!size_ec) total += size;
+  }
+  return total;
 }
 
 // Returns an exit code when the program should stop (help, bad flags).
@@ -181,8 +201,8 @@ Status DumpNdjson(const EventCorpus& corpus, const std::string& path) {
 }
 
 // Returns the baseline's events/s.
-Result<double> BaselinePhase(const EventCorpus& corpus, const WorkDir& work) {
-  fs::path db_path = work.path() / "baseline.sqlite";
+Result<double> BaselinePhase(const EventCorpus& corpus, const TempDir& work) {
+  fs::path db_path = fs::path(work.path()) / "baseline.sqlite";
   Result<BaselineResult> result = RunSqliteBaseline(corpus, db_path);
   if (!result.ok()) return result.status();
   auto n = static_cast<double>(corpus.size());
@@ -214,17 +234,27 @@ Result<std::vector<BulkBody>> BulkPhase(const EventCorpus& corpus, const BenchFl
   return bodies;
 }
 
-// Polls until /healthz answers 200, the server exits, or the timeout.
-Status WaitForHealthz(ServerProcess& server, uint16_t port, Watchdog& watchdog) {
-  HttpConnection conn("127.0.0.1", port);
-  auto deadline = Clock::now() + kHealthzTimeout;
+// Waits until the server says it listens (and on which port), it exits, or
+// the deadline.
+Status WaitForListening(TestServer& server, Clock::time_point deadline) {
+  auto left = std::chrono::ceil<std::chrono::seconds>(deadline - Clock::now());
+  if (server.WaitUntilListening(left)) return Status::Ok();
+  if (const std::optional<ExitStatus>& exit = server.exit_status()) {
+    return Status::Unavailable("server exited during startup: " + exit->ToString());
+  }
+  return Status::DeadlineExceeded(server.error());
+}
+
+// Polls until /healthz answers 200, the server exits, or the deadline.
+Status WaitForHealthz(TestServer& server, Clock::time_point deadline, Watchdog& watchdog) {
+  HttpClient conn("127.0.0.1", server.port(), {.retry_once = false});
   while (Clock::now() < deadline) {
-    if (auto exit = server.Poll()) {
+    if (std::optional<ExitStatus> exit = server.Poll()) {
       return Status::Unavailable("server exited during startup: " + exit->ToString());
     }
-    Result<HttpReply> reply = conn.Get("/healthz");
+    HttpResult reply = conn.Get("/healthz");
     watchdog.Tick();
-    if (reply.ok() && reply->status == 200) return Status::Ok();
+    if (reply.status == 200) return Status::Ok();
     std::this_thread::sleep_for(kHealthzPollEvery);
   }
   return Status::DeadlineExceeded("GET /healthz did not answer 200 within 30 s");
@@ -248,11 +278,11 @@ void ReportIngest(const BulkLoadResult& load, double baseline_events_per_s) {
   }
 }
 
-void ReportServerFootprint(const ServerProcess& server, const fs::path& data_dir, int64_t events) {
-  if (Result<uint64_t> rss = server.PeakRssBytes(); rss.ok()) {
+void ReportServerFootprint(const TestServer& server, const fs::path& data_dir, int64_t events) {
+  if (std::optional<uint64_t> rss = server.PeakRssBytes()) {
     PrintMetric("server.peak_rss_mib", static_cast<double>(*rss) / (1 << 20), "MiB", 1);
   } else {
-    std::fprintf(stderr, "peak RSS: %s\n", rss.status().ToString().c_str());
+    std::fprintf(stderr, "peak RSS: no VmHWM in /proc/%d/status\n", static_cast<int>(server.pid()));
   }
   double per_event = static_cast<double>(DiskBytesUnder(data_dir)) /
                      static_cast<double>(std::max<int64_t>(events, 1));
@@ -276,7 +306,7 @@ int64_t ExpectedTotal(const EventCorpus& corpus, std::string_view name) {
 
 // Returns the number of queries that failed.
 int QueryPhase(const EventCorpus& corpus, uint16_t port, Watchdog& watchdog) {
-  HttpConnection conn("127.0.0.1", port);
+  HttpClient conn("127.0.0.1", port, {.retry_once = false});
   int failures = 0;
   for (const NamedQuery& q : kQueries) {
     std::string prefix = std::string("query.") + q.name;
@@ -306,61 +336,68 @@ struct ServerRun {
   const BenchFlags& flags;
   const EventCorpus& corpus;
   const std::vector<BulkBody>& bodies;
-  const WorkDir& work;
+  const TempDir& work;
   double baseline_events_per_s;
 };
 
 // Phases 5 and 6 against a healthy server. Returns true if all succeeded.
-bool LoadAndQuery(const ServerRun& run, ServerProcess& server, uint16_t port, Watchdog& watchdog) {
-  BulkLoadResult load = DriveBulkLoad(port, run.bodies, run.flags.connections, &watchdog);
+bool LoadAndQuery(const ServerRun& run, const TestServer& server, Watchdog& watchdog) {
+  BulkLoadResult load = DriveBulkLoad(server.port(), run.bodies, run.flags.connections, &watchdog);
   ReportIngest(load, run.baseline_events_per_s);
-  ReportServerFootprint(server, run.work.path() / "data", load.events_ok);
+  ReportServerFootprint(server, fs::path(run.work.path()) / "data", load.events_ok);
   if (watchdog.fired()) return false;  // the server is gone; queries cannot run
-  int query_failures = QueryPhase(run.corpus, port, watchdog);
+  int query_failures = QueryPhase(run.corpus, server.port(), watchdog);
   return load.failed_requests == 0 && query_failures == 0;
+}
+
+// Phases 4 (after the spawn) to 6. Returns true if all succeeded.
+bool RunAgainstServer(const ServerRun& run, TestServer& server, Clock::time_point start) {
+  const Clock::time_point deadline = start + kHealthzTimeout;
+  // No socket call can block before the server listens: the watchdog starts after.
+  Status healthy = WaitForListening(server, deadline);
+  if (!healthy.ok()) {
+    std::fprintf(stderr, "%s\n", healthy.ToString().c_str());
+    return false;
+  }
+  Watchdog watchdog(std::chrono::seconds(run.flags.stall_timeout_s), [&server] {
+    std::fprintf(stderr, "no progress: killing the server\n");
+    server.Signal(SIGKILL);
+  });
+  healthy = WaitForHealthz(server, deadline, watchdog);
+  if (!healthy.ok()) {
+    std::fprintf(stderr, "%s\n", healthy.ToString().c_str());
+    return false;
+  }
+  PrintMetric("server.startup_ms", SecondsSince(start) * 1000, "ms");
+  bool ok = LoadAndQuery(run, server, watchdog);
+  return ok && !watchdog.fired();
 }
 
 // Phases 4 to 7. Returns the exit code.
 int ServerPhases(const ServerRun& run, const std::string& binary) {
-  Result<uint16_t> port = PickFreePort();
-  if (!port.ok()) return CannotRun("server", port.status());
-  fs::path data_dir = run.work.path() / "data";
-  fs::path log_path = run.work.path() / "server.log";
-  std::error_code ec;
-  fs::create_directories(data_dir, ec);
-  if (ec)
-    return CannotRun("server",
-                     Status::IoError("create " + data_dir.string() + ": " + ec.message()));
-  ServerLaunch launch{binary, "127.0.0.1:" + std::to_string(*port), data_dir,
-                      run.flags.server_threads, log_path};
+  const fs::path data_dir = fs::path(run.work.path()) / "data";
+  testing::TestServerOptions options;
+  options.data_dir = data_dir.string();
+  options.binary = binary;
+  options.threads = run.flags.server_threads;
+  options.log_path = (fs::path(run.work.path()) / "server.log").string();
+  TestServer server(std::move(options));
   auto start = Clock::now();
-  Result<ServerProcess> server = ServerProcess::Start(launch);
-  if (!server.ok()) return CannotRun("server", server.status());
-  PrintMetric("server.pid", server->pid(), "");
-  bool ok = true;
-  {
-    Watchdog watchdog(std::chrono::seconds(run.flags.stall_timeout_s), [&server] {
-      std::fprintf(stderr, "no progress: killing the server\n");
-      server->Kill();
-    });
-    Status healthy = WaitForHealthz(*server, *port, watchdog);
-    if (healthy.ok()) {
-      PrintMetric("server.startup_ms", SecondsSince(start) * 1000, "ms");
-      ok = LoadAndQuery(run, *server, *port, watchdog);
-    } else {
-      std::fprintf(stderr, "%s\n", healthy.ToString().c_str());
-      ok = false;
-    }
-    ok = ok && !watchdog.fired();
-  }
-  ExitStatus exit = server->Stop(kStopGrace);
+  if (!server.Spawn()) return CannotRun("server", Status::IoError(server.error()));
+  PrintMetric("server.pid", server.pid(), "");
+  bool ok = RunAgainstServer(run, server, start);
+  // SIGTERM, wait, then SIGKILL; Kill() does nothing if the server has exited.
+  server.Stop(SIGTERM, kStopGraceSeconds);
+  server.Kill();
+  ExitStatus exit = server.exit_status().value();
   PrintText("server.exit", exit.ToString());
   auto n = static_cast<double>(run.corpus.size());
   PrintMetric("disk.bytes_per_event_after_stop", static_cast<double>(DiskBytesUnder(data_dir)) / n,
               "bytes", 1);
   if (!ok || !exit.ok()) {
-    std::fprintf(stderr, "--- tail of %s ---\n%s\n", log_path.c_str(),
-                 ReadFileTail(log_path, kLogTailBytes).c_str());
+    std::string log = server.ReadLog();
+    if (log.size() > kLogTailBytes) log.erase(0, log.size() - kLogTailBytes);
+    std::fprintf(stderr, "--- tail of %s ---\n%s\n", server.log_path().c_str(), log.c_str());
   }
   return ok && exit.ok() ? kExitOk : kExitFailures;
 }
@@ -380,9 +417,16 @@ int Main(int argc, char** argv) {
     Status s = DumpNdjson(corpus, flags.dump_ndjson);
     return s.ok() ? kExitOk : CannotRun("dump", s);
   }
-  Result<WorkDir> work = WorkDir::Create(flags.work_dir, flags.keep);
-  if (!work.ok()) return CannotRun("work dir", work.status());
-  PrintText("work_dir", work->path().string());
+  std::optional<TempDir> work;
+  try {
+    work.emplace(flags.work_dir, flags.keep);
+  } catch (const std::runtime_error& e) {
+    return CannotRun("work dir",
+                     flags.work_dir.empty()
+                         ? Status::IoError(e.what())
+                         : Status::InvalidArgument(std::string("--work-dir ") + e.what()));
+  }
+  PrintText("work_dir", work->path());
   Result<double> baseline = BaselinePhase(corpus, *work);
   if (!baseline.ok()) return CannotRun("baseline", baseline.status());
   if (flags.baseline_only) return kExitOk;

@@ -2,8 +2,9 @@
 #include "tests/bench/bulk_bodies.h"
 
 #include <algorithm>
+#include <stdexcept>
 
-#include "tests/bench/gzip_compress.h"
+#include "tests/common/http_client.h"
 
 namespace dashcam::bench {
 namespace {
@@ -29,9 +30,13 @@ Result<std::vector<BulkBody>> BuildBulkBodies(const EventCorpus& corpus, size_t 
   for (size_t begin = 0; begin < corpus.size(); begin += batch) {
     size_t end = std::min(corpus.size(), begin + batch);
     std::string raw = RawBulkBody(corpus, begin, end);
-    Result<std::string> gz = GzipCompress(raw, gzip_level);
-    if (!gz.ok()) return gz.status();
-    bodies.push_back(BulkBody{std::move(gz).value(), raw.size(), end - begin});
+    std::string gz;
+    try {
+      gz = testing::Gzip(raw, gzip_level);
+    } catch (const std::runtime_error& e) {
+      return Status::Internal(e.what());
+    }
+    bodies.push_back(BulkBody{std::move(gz), raw.size(), end - begin});
   }
   return bodies;
 }

@@ -5,17 +5,21 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include <boost/json/parse.hpp>
 
-#include "tests/bench/http_connection.h"
+#include "storage/status.h"
+#include "tests/common/http_client.h"
 
 namespace dashcam::bench {
 namespace {
 
-namespace http = boost::beast::http;
+using testing::HttpClient;
+using testing::HttpResult;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::chrono::milliseconds kFirstBackoff{10};
@@ -41,15 +45,10 @@ struct ThreadTally {
   int64_t transport_errors = 0;
 };
 
-HttpConnection::Request MakeBulkRequest(const BulkBody& body) {
-  HttpConnection::Request request{http::verb::post, kBulkTarget, 11};
-  request.set(http::field::content_type, "application/json; charset=UTF-8");
-  request.set(http::field::content_encoding, "gzip");
-  request.set(http::field::user_agent, "dashcam_bench (Filebeat-shaped)");
-  request.body() = body.gzip;
-  request.prepare_payload();
-  return request;
-}
+const std::map<std::string, std::string> kBulkHeaders = {
+    {"Content-Type", "application/json; charset=UTF-8"},
+    {"Content-Encoding", "gzip"},
+    {"User-Agent", "dashcam_bench (Filebeat-shaped)"}};
 
 void DescribeFailure(SharedLoad& shared, std::string_view what) {
   if (shared.failures_described.fetch_add(1) >= kFailuresDescribed) return;
@@ -58,42 +57,42 @@ void DescribeFailure(SharedLoad& shared, std::string_view what) {
 }
 
 // Sends one body until it succeeds or is given up; records the outcome.
-void SendBody(HttpConnection& conn, const BulkBody& body, SharedLoad& shared, ThreadTally& tally) {
-  HttpConnection::Request request = MakeBulkRequest(body);
+void SendBody(HttpClient& conn, const BulkBody& body, SharedLoad& shared, ThreadTally& tally) {
   auto start = Clock::now();
   auto backoff = kFirstBackoff;
   int transport_attempts = 0;
   for (int busy = 0; busy <= kMax429Retries;) {
-    Result<HttpReply> reply = conn.Exchange(request);
+    HttpResult reply = conn.Post(kBulkTarget, body.gzip, kBulkHeaders);
     if (shared.watchdog) shared.watchdog->Tick();
-    if (!reply.ok()) {
+    if (reply.status == 0) {
       ++tally.transport_errors;
       if (++transport_attempts < kMaxTransportAttempts) continue;
-      DescribeFailure(shared, reply.status().ToString());
+      DescribeFailure(shared, Status::IoError(reply.error).ToString());
       break;
     }
-    if (reply->status == 429) {
+    if (reply.status == 429) {
       ++tally.retries_429;
       ++busy;
       std::this_thread::sleep_for(backoff);
       backoff = std::min(backoff * 2, kMaxBackoff);
       continue;
     }
-    if (reply->status == 200 && BulkAnswerHasNoErrors(reply->body)) {
+    if (reply.status == 200 && BulkAnswerHasNoErrors(reply.body)) {
       tally.latencies_ms.push_back(
           std::chrono::duration<double, std::milli>(Clock::now() - start).count());
       tally.events_ok += static_cast<int64_t>(body.events);
       tally.raw_bytes_ok += body.raw_bytes;
       return;
     }
-    DescribeFailure(shared, "HTTP " + std::to_string(reply->status) + ": " + reply->body);
+    DescribeFailure(shared, "HTTP " + std::to_string(reply.status) + ": " + reply.body);
     break;
   }
   ++tally.failed_requests;
 }
 
 void SendLoop(uint16_t port, SharedLoad& shared, ThreadTally& tally) {
-  HttpConnection conn("127.0.0.1", port);
+  // Transport errors are counted and resent here, not inside the client.
+  HttpClient conn("127.0.0.1", port, {.retry_once = false});
   for (;;) {
     size_t i = shared.next_body.fetch_add(1);
     if (i >= shared.bodies.size()) return;

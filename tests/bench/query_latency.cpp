@@ -45,47 +45,31 @@ HitCount ParseHitCount(std::string_view body) {
 }
 
 // One timed exchange; the reply is kept for its total.
-Result<HttpReply> RunOnce(HttpConnection& conn, const std::string& target, double& elapsed_ms) {
+Result<testing::HttpResult> RunOnce(testing::HttpClient& conn, const std::string& target,
+                                    double& elapsed_ms) {
   auto start = std::chrono::steady_clock::now();
-  Result<HttpReply> reply = conn.Get(target);
+  testing::HttpResult reply = conn.Get(target);
   elapsed_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (!reply.ok()) return reply;
-  if (reply->status != 200) {
-    return Status::Unavailable("HTTP " + std::to_string(reply->status) + ": " +
-                               reply->body.substr(0, 500));
+  if (reply.status == 0) return Status::IoError(reply.error);
+  if (reply.status != 200) {
+    return Status::Unavailable("HTTP " + std::to_string(reply.status) + ": " +
+                               reply.body.substr(0, 500));
   }
   return reply;
 }
 
 }  // namespace
 
-std::string UrlEncode(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (char ch : text) {
-    auto c = static_cast<unsigned char>(ch);
-    bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                      c == '-' || c == '.' || c == '_' || c == '~';
-    if (unreserved) {
-      out.push_back(ch);
-    } else {
-      out.push_back('%');
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 0xf]);
-    }
-  }
-  return out;
-}
-
-Result<QueryTiming> TimeSearch(HttpConnection& conn, std::string_view query, int limit, int warmups,
-                               int runs) {
-  std::string target = "/api/v1/search?q=" + UrlEncode(query) + "&limit=" + std::to_string(limit);
+Result<QueryTiming> TimeSearch(testing::HttpClient& conn, std::string_view query, int limit,
+                               int warmups, int runs) {
+  std::string target =
+      "/api/v1/search?q=" + testing::UrlEncode(query) + "&limit=" + std::to_string(limit);
   std::vector<double> times;
   QueryTiming timing;
   for (int i = 0; i < warmups + runs; ++i) {
     double elapsed_ms = 0;
-    Result<HttpReply> reply = RunOnce(conn, target, elapsed_ms);
+    Result<testing::HttpResult> reply = RunOnce(conn, target, elapsed_ms);
     if (!reply.ok()) return reply.status();
     if (i < warmups) continue;
     times.push_back(elapsed_ms);

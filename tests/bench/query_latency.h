@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "storage/status.h"
-#include "tests/bench/http_connection.h"
+#include "tests/common/http_client.h"
 
 namespace dashcam::bench {
 
@@ -26,10 +26,7 @@ struct QueryTiming {
 
 // Fails if any run does not answer 200 (the message includes the body).
 // REQUIRES: runs > 0.
-Result<QueryTiming> TimeSearch(HttpConnection& conn, std::string_view query, int limit, int warmups,
-                               int runs);
-
-// Percent-encodes everything but RFC 3986 unreserved characters.
-std::string UrlEncode(std::string_view text);
+Result<QueryTiming> TimeSearch(testing::HttpClient& conn, std::string_view query, int limit,
+                               int warmups, int runs);
 
 }  // namespace dashcam::bench

@@ -2,35 +2,93 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
+#include <algorithm>
+#include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
+#include <system_error>
 #include <thread>
+#include <utility>
+
+extern char** environ;
 
 namespace dashcam::testing {
 
 namespace fs = std::filesystem;
 
-TempDir::TempDir() {
-  const char* base = std::getenv("TMPDIR");
-  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/dashcam-test-XXXXXX";
-  if (mkdtemp(tmpl.data()) == nullptr) std::abort();
-  path_ = tmpl;
+namespace {
+
+constexpr std::chrono::milliseconds kPollEvery{10};
+
+std::string ErrnoText(int err) {
+  return std::generic_category().message(err);
 }
 
+// Makes a fresh directory under $TMPDIR (or /tmp) and names it in `path`.
+// False on failure, with errno set and `path` the mkdtemp template.
+bool MakeFreshDir(std::string& path) {
+  const char* base = std::getenv("TMPDIR");
+  path = std::string(base && *base ? base : "/tmp") + "/dashcam-test-XXXXXX";
+  return mkdtemp(path.data()) != nullptr;
+}
+
+}  // namespace
+
+TempDir::TempDir() {
+  if (!MakeFreshDir(path_)) std::abort();
+}
+
+TempDir::TempDir(const std::string& dir, bool keep) : keep_(keep) {
+  if (dir.empty()) {
+    if (!MakeFreshDir(path_))
+      throw std::runtime_error("mkdtemp " + path_ + ": " + ErrnoText(errno));
+    return;
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw std::runtime_error("create " + dir + ": " + ec.message());
+  if (!fs::is_empty(dir, ec) || ec) throw std::runtime_error(dir + " must be missing or empty");
+  path_ = fs::absolute(dir).string();
+}
+
+TempDir::TempDir(TempDir&& other) noexcept
+    : path_(std::exchange(other.path_, {})), keep_(other.keep_) {}
+
 TempDir::~TempDir() {
+  if (path_.empty() || keep_) return;
   std::error_code ec;
   fs::remove_all(path_, ec);
 }
 
+std::string ExitStatus::ToString() const {
+  if (!signaled) return "exit code " + std::to_string(value);
+  return "killed by signal " + std::to_string(value) + " (" + strsignal(value) + ")";
+}
+
+namespace {
+
+TestServerOptions WithArgs(std::string data_dir, std::vector<std::string> extra_args) {
+  TestServerOptions options;
+  options.data_dir = std::move(data_dir);
+  options.extra_args = std::move(extra_args);
+  return options;
+}
+
+}  // namespace
+
 TestServer::TestServer(std::string data_dir, std::vector<std::string> extra_args)
-    : data_dir_(std::move(data_dir)), extra_args_(std::move(extra_args)) {
-  log_path_ = data_dir_ + ".server.log";
+    : TestServer(WithArgs(std::move(data_dir), std::move(extra_args))) {}
+
+TestServer::TestServer(TestServerOptions options) : options_(std::move(options)) {
+  log_path_ = options_.log_path.empty() ? options_.data_dir + ".server.log" : options_.log_path;
 }
 
 TestServer::~TestServer() {
@@ -50,37 +108,95 @@ std::string TestServer::ReadLog() const {
 }
 
 bool TestServer::Start() {
-  const std::size_t log_offset = ReadLog().size();
-  std::vector<std::string> args = {BinaryPath(), "--listen", "127.0.0.1:0", "--data-dir", data_dir_,
-                                   "--threads",  "2"};
-  args.insert(args.end(), extra_args_.begin(), extra_args_.end());
-  pid_ = fork();
-  if (pid_ == 0) {
-    const int fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    dup2(fd, 2);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
+  return Spawn() && WaitUntilListening();
+}
+
+// posix_spawn rather than fork: the caller may be multithreaded.
+bool TestServer::Spawn() {
+  log_offset_ = ReadLog().size();
+  port_ = 0;
+  exit_.reset();
+  error_.clear();
+  std::vector<std::string> args = {options_.binary.empty() ? BinaryPath() : options_.binary,
+                                   "--listen",
+                                   "127.0.0.1:0",
+                                   "--data-dir",
+                                   options_.data_dir,
+                                   "--threads",
+                                   std::to_string(options_.threads)};
+  const auto& extra = options_.extra_args;
+  if (std::find(extra.begin(), extra.end(), "--beats-listen") == extra.end()) {
+    args.insert(args.end(), {"--beats-listen", "127.0.0.1:0"});  // never the shared 5044
   }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (std::chrono::steady_clock::now() < deadline) {
-    const std::string log = ReadLog().substr(log_offset);
+  args.insert(args.end(), extra.begin(), extra.end());
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND,
+                                   0644);
+  posix_spawn_file_actions_adddup2(&actions, 2, 1);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    error_ = "spawn " + args[0] + ": " + ErrnoText(rc);
+    return false;
+  }
+  pid_ = pid;
+  spawned_pid_ = pid;
+  return true;
+}
+
+bool TestServer::WaitUntilListening(std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (pid_ > 0 && std::chrono::steady_clock::now() < deadline) {
+    const std::string log = ReadLog().substr(log_offset_);
     const auto at = log.find("\"event\":\"listening\"");
     if (at != std::string::npos) {
       const auto addr = log.find("127.0.0.1:", at);
-      port_ = static_cast<std::uint16_t>(std::atoi(log.c_str() + addr + 10));
-      return port_ != 0;
-    }
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
+      if (addr != std::string::npos) {
+        port_ = static_cast<std::uint16_t>(std::atoi(log.c_str() + addr + 10));
+      }
+      // "beats_listening" is logged before "listening" when the listener is on.
+      const auto beats = log.find("\"event\":\"beats_listening\"");
+      beats_port_ = 0;
+      if (beats != std::string::npos && beats < at) {
+        beats_port_ =
+            static_cast<std::uint16_t>(std::atoi(log.c_str() + log.find("127.0.0.1:", beats) + 10));
+      }
+      if (port_ != 0) return true;
+      error_ = "no port in the listening line of " + log_path_;
       return false;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (Poll()) break;
+    std::this_thread::sleep_for(kPollEvery);
+  }
+  if (exit_) {
+    error_ = "the server exited during startup: " + exit_->ToString();
+  } else if (pid_ <= 0) {
+    error_ = "the server is not running";
+  } else {
+    error_ = "the server did not listen within " + std::to_string(timeout.count()) + " s";
   }
   return false;
+}
+
+void TestServer::Reaped(int wait_status) {
+  if (WIFSIGNALED(wait_status)) {
+    exit_ = ExitStatus{true, WTERMSIG(wait_status)};
+  } else {
+    exit_ = ExitStatus{false, WEXITSTATUS(wait_status)};
+  }
+  pid_ = -1;
+}
+
+std::optional<ExitStatus> TestServer::Poll() {
+  int status = 0;
+  if (pid_ > 0 && waitpid(pid_, &status, WNOHANG) == pid_) Reaped(status);
+  return exit_;
 }
 
 int TestServer::Stop(int sig, int timeout_s) {
@@ -88,13 +204,8 @@ int TestServer::Stop(int sig, int timeout_s) {
   kill(pid_, sig);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
   while (std::chrono::steady_clock::now() < deadline) {
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      if (WIFEXITED(status)) return WEXITSTATUS(status);
-      return 128 + WTERMSIG(status);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (Poll()) return exit_->signaled ? 128 + exit_->value : exit_->value;
+    std::this_thread::sleep_for(kPollEvery);
   }
   return -1;
 }
@@ -104,7 +215,29 @@ void TestServer::Kill() {
   kill(pid_, SIGKILL);
   int status = 0;
   waitpid(pid_, &status, 0);
-  pid_ = -1;
+  Reaped(status);
+}
+
+void TestServer::Signal(int sig) const {
+  const pid_t pid = spawned_pid_;
+  if (pid > 0) kill(pid, sig);
+}
+
+std::optional<std::uint64_t> TestServer::PeakRssBytes() const {
+  if (pid_ <= 0) return std::nullopt;
+  std::ifstream in("/proc/" + std::to_string(pid_) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) != 0) continue;
+    const std::size_t digits = line.find_first_of("0123456789");
+    std::uint64_t kib = 0;
+    if (digits == std::string::npos ||
+        std::from_chars(line.data() + digits, line.data() + line.size(), kib).ec != std::errc()) {
+      return std::nullopt;
+    }
+    return kib * 1024;
+  }
+  return std::nullopt;
 }
 
 }  // namespace dashcam::testing
