@@ -2,13 +2,14 @@
 #   make run    install what is missing, build Release, serve 127.0.0.1:9200 with ./data
 #   make test   install what is missing, build, run every test (also under ASan+UBSan)
 #   make bench  build Release and run the ingest/query benchmark
+#   make fuzz   run the libFuzzer targets for FUZZ_SECONDS each (clang)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 LISTEN ?= 127.0.0.1:9200
 DATA ?= ./data
 
-.PHONY: all deps build run test test-release test-asan bench format clean
+.PHONY: all deps build run test test-release test-asan bench fuzz format clean
 
 all: build
 
@@ -36,6 +37,20 @@ test-asan: deps
 
 bench: build
 	$(BUILD)/tests/bench/dashcam_bench --server $(BUILD)/server/dashcam $(BENCH_ARGS)
+
+# libFuzzer targets (clang), each run for FUZZ_SECONDS; new crashes land in
+# build-fuzz/crash-* (add them to tests/fuzz/corpus/<target>/ once fixed).
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= bulk_decoder query_parser beats_frame
+fuzz: deps
+	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DDASHCAM_FUZZ=ON -DDASHCAM_BENCH=OFF
+	cmake --build build-fuzz -j$(JOBS) $(foreach t,$(FUZZ_TARGETS),--target fuzz_$(t))
+	for t in $(FUZZ_TARGETS); do \
+	  mkdir -p build-fuzz/corpus-$$t && \
+	  (cd build-fuzz && ./tests/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+	    corpus-$$t ../tests/fuzz/corpus/$$t) || exit 1; \
+	done
 
 format:
 	git ls-files '*.cpp' '*.h' | xargs clang-format -i
