@@ -13,7 +13,7 @@ struct Asset {
   std::string_view path;          // "/index.html"
   std::string_view content_type;  // "text/html; charset=utf-8"
   std::string_view body;
-  std::string_view etag;          // quoted strong validator, e.g. "\"3f2a...\""
+  std::string_view etag;  // quoted strong validator, e.g. "\"3f2a...\""
 };
 
 // The asset served at `path`; "/" serves "/index.html". nullptr when none.
