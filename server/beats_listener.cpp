@@ -18,41 +18,12 @@ namespace asio = boost::asio;
 using asio::ip::tcp;
 
 BeatsListener::BeatsListener(asio::io_context& ioc, ingest::BeatsContext& ctx, const Log& log)
-    : ioc_(ioc), ctx_(ctx), log_(log), acceptor_(asio::make_strand(ioc)) {}
-
-Status BeatsListener::Bind(const HostPort& where) {
-  boost::system::error_code ec;
-  const auto addr =
-      asio::ip::make_address(where.host == "localhost" ? "127.0.0.1" : where.host, ec);
-  if (ec) {
-    return Status::InvalidArgument(
-        fmt::format("bad Beats listen address '{}': {}", where.host, ec.message()));
-  }
-  const tcp::endpoint ep(addr, where.port);
-  acceptor_.open(ep.protocol(), ec);
-  if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(ep, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) {
-    return Status::IoError(
-        fmt::format("cannot listen for Beats on {}:{}: {}", where.host, where.port, ec.message()));
-  }
-  return Status::Ok();
-}
-
-tcp::endpoint BeatsListener::local_endpoint() const {
-  boost::system::error_code ec;
-  return acceptor_.local_endpoint(ec);
-}
+    : ctx_(ctx), acceptor_(ioc, "beats", log) {}
 
 void BeatsListener::Start() {
-  asio::co_spawn(acceptor_.get_executor(), AcceptLoop(), asio::detached);
-}
-
-void BeatsListener::Stop() {
-  asio::post(acceptor_.get_executor(), [this] {
-    boost::system::error_code ec;
-    acceptor_.close(ec);
+  acceptor_.Start([this](tcp::socket socket) {
+    if (draining_) return;  // accepted just as the drain began: closed unserved
+    Serve(std::move(socket));
   });
 }
 
@@ -72,24 +43,6 @@ void BeatsListener::Drain() {
 std::size_t BeatsListener::active_sessions() const {
   std::lock_guard lock(mu_);
   return active_;
-}
-
-asio::awaitable<void> BeatsListener::AcceptLoop() {
-  for (;;) {
-    boost::system::error_code ec;
-    tcp::socket socket = co_await acceptor_.async_accept(
-        asio::make_strand(ioc_), asio::redirect_error(asio::use_awaitable, ec));
-    if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
-    if (ec) {
-      log_.Error("accept_failed", {{"listener", "beats"}, {"error", ec.message()}});
-      asio::steady_timer pause(acceptor_.get_executor(), std::chrono::milliseconds(100));
-      co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-      continue;
-    }
-    if (draining_) continue;  // accepted just as the drain began: closed unserved
-    socket.set_option(tcp::no_delay(true), ec);
-    Serve(std::move(socket));
-  }
 }
 
 void BeatsListener::Serve(tcp::socket socket) {

@@ -1,8 +1,6 @@
 // BeatsListener: accepts Beats protocol connections (Filebeat's
-// output.logstash, default port 5044) and starts a BeatsSession for each, on
-// its own strand. An accept error (such as running out of file descriptors)
-// is logged and retried after a pause; accepting stops only with Stop() or
-// Drain().
+// output.logstash, default port 5044; TcpAcceptor) and starts a BeatsSession
+// for each, on its own strand. Accepting stops only with Stop() or Drain().
 //
 // Drain() is the SIGTERM path: stop accepting, close the sessions that have
 // no complete window waiting, and let the others commit and ACK what they
@@ -26,6 +24,7 @@
 
 #include "ingest/beats_session.h"
 #include "server/config.h"
+#include "server/tcp_acceptor.h"
 #include "storage/status.h"
 
 namespace dashcam::server {
@@ -34,27 +33,24 @@ class BeatsListener {
  public:
   BeatsListener(boost::asio::io_context& ioc, ingest::BeatsContext& ctx, const Log& log);
 
-  Status Bind(const HostPort& where);
-  boost::asio::ip::tcp::endpoint local_endpoint() const;
+  Status Bind(const HostPort& where) { return acceptor_.Bind(where); }
+  boost::asio::ip::tcp::endpoint local_endpoint() const { return acceptor_.local_endpoint(); }
   void Start();
   // Stops accepting.
-  void Stop();
+  void Stop() { acceptor_.Stop(); }
   // Stops accepting and drains every session (see above).
   void Drain();
   // Sessions whose Run has not completed.
   std::size_t active_sessions() const;
 
  private:
-  boost::asio::awaitable<void> AcceptLoop();
   void Serve(boost::asio::ip::tcp::socket socket);
   void Remove(const ingest::BeatsSession* s);
 
   // Constant after construction.
-  boost::asio::io_context& ioc_;
   ingest::BeatsContext& ctx_;
-  const Log& log_;
 
-  boost::asio::ip::tcp::acceptor acceptor_;  // on its strand
+  TcpAcceptor acceptor_;
   std::atomic<bool> draining_{false};
   mutable std::mutex mu_;
   std::vector<std::weak_ptr<ingest::BeatsSession>> sessions_;  // guarded by mu_

@@ -1,7 +1,5 @@
-// HttpListener: accepts TCP connections and starts an HttpSession for each,
-// on its own strand. An accept error (such as running out of file
-// descriptors) is logged and retried after a pause; the listener only stops
-// when Stop() closes it.
+// HttpListener: accepts TCP connections (TcpAcceptor) and starts an
+// HttpSession for each, on its own strand.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
@@ -10,6 +8,7 @@
 
 #include "server/config.h"
 #include "server/http_session.h"
+#include "server/tcp_acceptor.h"
 #include "storage/status.h"
 
 namespace dashcam::server {
@@ -19,17 +18,16 @@ class HttpListener {
   HttpListener(boost::asio::io_context& ioc, Router& router, const HttpLimits& limits,
                SessionRegistry& registry, const Log& log);
 
-  Status Bind(const HostPort& where);
-  boost::asio::ip::tcp::endpoint local_endpoint() const;
+  Status Bind(const HostPort& where) { return acceptor_.Bind(where); }
+  boost::asio::ip::tcp::endpoint local_endpoint() const { return acceptor_.local_endpoint(); }
   void Start();
   // Stops accepting. Thread-safe.
-  void Stop();
+  void Stop() { acceptor_.Stop(); }
 
  private:
-  boost::asio::awaitable<void> AcceptLoop();
+  void Serve(boost::asio::ip::tcp::socket socket);
 
-  boost::asio::io_context& ioc_;
-  boost::asio::ip::tcp::acceptor acceptor_;
+  TcpAcceptor acceptor_;
   Router& router_;
   const HttpLimits& limits_;
   SessionRegistry& registry_;

@@ -59,7 +59,7 @@ struct Node {
   std::size_t position = 0;  // byte offset in the query text where it starts
   std::vector<Node> children;
   Term term;    // kind == kTerm only
-  Range range;  // kind == kRange only
+  Range range{};  // kind == kRange only
 
   static Node MatchAll(std::size_t pos = 0) { return Node{NodeKind::kMatchAll, pos, {}, {}, {}}; }
   static Node MakeRange(Range r, std::size_t pos) {

@@ -316,6 +316,9 @@ void ExpectWellFormed(const Node& node, std::string_view text) {
     case NodeKind::kMatchAll:
       EXPECT_TRUE(node.children.empty()) << text;
       break;
+    case NodeKind::kRange:
+      ADD_FAILURE() << "the query language has no ranges yet: " << text;
+      break;
     case NodeKind::kNot:
       EXPECT_EQ(node.children.size(), 1u) << text;
       break;

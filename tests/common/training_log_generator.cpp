@@ -8,6 +8,8 @@
 // several times more than the rest of the work.
 #include "tests/common/training_log_generator.h"
 
+#include "storage/json_text.h"
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -155,43 +157,6 @@ void AppendScientific(std::string& out, double value, int precision) {
   auto [end, ec] =
       std::to_chars(buf, buf + sizeof(buf), value, std::chars_format::scientific, precision);
   out.append(buf, end);
-}
-
-// Appends `s` as a JSON string literal. Bytes >= 0x80 pass through (the
-// generator only produces valid UTF-8).
-void AppendJsonString(std::string& out, std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out.push_back('"');
-  size_t run_start = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out.append(s.data() + run_start, i - run_start);
-    run_start = i + 1;
-    switch (c) {
-      case '"':
-        out.append("\\\"");
-        break;
-      case '\\':
-        out.append("\\\\");
-        break;
-      case '\n':
-        out.append("\\n");
-        break;
-      case '\r':
-        out.append("\\r");
-        break;
-      case '\t':
-        out.append("\\t");
-        break;
-      default:
-        out.append("\\u00");
-        out.push_back(kHex[c >> 4]);
-        out.push_back(kHex[c & 0xf]);
-    }
-  }
-  out.append(s.data() + run_start, s.size() - run_start);
-  out.push_back('"');
 }
 
 struct CivilTime {
