@@ -140,12 +140,43 @@ std::string BulkResponseBody(const std::vector<BulkItem>& items, std::int64_t to
       json::object{{"took", took}, {"errors", errors}, {"items", std::move(out)}});
 }
 
-void LogRejected(const Log& log, const std::vector<BulkItem>& items) {
+void CountIngested(Metrics& m, std::string_view protocol, std::uint64_t events,
+                   std::uint64_t bytes) {
+  const std::string labels = fmt::format("protocol=\"{}\"", protocol);
+  m.GetCounter("dashcam_ingest_events_total", "Events stored, by protocol.", labels).Add(events);
+  m.GetCounter("dashcam_ingest_bytes_total", "Decompressed request bytes, by protocol.", labels)
+      .Add(bytes);
+}
+
+void CountRejected(Metrics& m, std::string_view reason, std::uint64_t n = 1) {
+  m.GetCounter("dashcam_ingest_rejected_total", "Events not stored, by reason.",
+               fmt::format("reason=\"{}\"", reason))
+      .Add(n);
+}
+
+HttpResponse Refuse(const HttpRequest& req, const Status& s, Metrics& m) {
+  HttpResponse res = ErrorResponse(req, s);
+  m.GetCounter("dashcam_ingest_refused_requests_total", "Ingest requests refused whole, by status.",
+               fmt::format("status=\"{}\"", res.result_int()))
+      .Add();
+  return res;
+}
+
+// Logs the decode rejections (400s: Filebeat drops those, so the reason must
+// be visible here) and counts every item that was not stored.
+void ReportItems(const Log& log, Metrics& m, const std::vector<BulkItem>& items) {
   for (const BulkItem& item : items) {
     if (item.status == 400) {
       log.Warn("bulk_item_rejected", {{"index", item.index}, {"reason", item.error_reason}});
     }
+    if (item.status >= 300) CountRejected(m, item.error_type);
   }
+}
+
+std::uint64_t Stored(const std::vector<BulkItem>& items) {
+  std::uint64_t n = 0;
+  for (const BulkItem& item : items) n += item.status == 200 || item.status == 201 ? 1 : 0;
+  return n;
 }
 
 }  // namespace
@@ -153,31 +184,36 @@ void LogRejected(const Log& log, const std::vector<BulkItem>& items) {
 boost::asio::awaitable<HttpResponse> HandleBulk(HttpRequest req, std::string default_index,
                                                 IngestContext& ctx) {
   const auto start = std::chrono::steady_clock::now();
+  std::size_t body_bytes = 0;
   auto decoded = co_await storage::RunBlocking(ctx.workers, [&]() -> Result<DecodedBulk> {
     auto body = ReadBody(req, ctx.options.max_body_bytes);
     if (!body.ok()) return body.status();
+    body_bytes = body->size;
     auto parser = ctx.parsers.Acquire();
     return DecodeBulk(body->bytes, body->size, default_index, ctx.now(), ctx.options.bulk, *parser);
   });
-  if (!decoded.ok()) co_return ErrorResponse(req, decoded.status());
-  LogRejected(ctx.log, decoded->items);
+  if (!decoded.ok()) co_return Refuse(req, decoded.status(), ctx.metrics);
   if (!decoded->records.empty()) {
     storage::AppendResult r = co_await storage::AsyncAppend(ctx.store, std::move(decoded->records));
-    if (r.outcomes.empty()) co_return ErrorResponse(req, r.status);  // refused whole: retry
+    if (r.outcomes.empty()) co_return Refuse(req, r.status, ctx.metrics);  // refused whole: retry
     ApplyOutcomes(decoded->items, r);
   }
+  ReportItems(ctx.log, ctx.metrics, decoded->items);
+  CountIngested(ctx.metrics, "bulk", Stored(decoded->items), body_bytes);
   co_return JsonResponse(req, 200, BulkResponseBody(decoded->items, ElapsedMs(start)));
 }
 
 boost::asio::awaitable<HttpResponse> HandleNdjsonIngest(HttpRequest req, IngestContext& ctx) {
+  std::size_t body_bytes = 0;
   auto decoded = co_await storage::RunBlocking(ctx.workers, [&]() -> Result<DecodedNdjson> {
     auto body = ReadBody(req, ctx.options.max_body_bytes);
     if (!body.ok()) return body.status();
+    body_bytes = body->size;
     auto parser = ctx.parsers.Acquire();
     return DecodeNdjson(body->bytes, body->size, ctx.now(), ctx.options.bulk.max_event_bytes,
                         *parser);
   });
-  if (!decoded.ok()) co_return ErrorResponse(req, decoded.status());
+  if (!decoded.ok()) co_return Refuse(req, decoded.status(), ctx.metrics);
   std::size_t accepted = 0;
   json::array errors;
   for (const LineError& e : decoded->errors) {
@@ -185,11 +221,13 @@ boost::asio::awaitable<HttpResponse> HandleNdjsonIngest(HttpRequest req, IngestC
   }
   if (!decoded->records.empty()) {
     storage::AppendResult r = co_await storage::AsyncAppend(ctx.store, std::move(decoded->records));
-    if (r.outcomes.empty()) co_return ErrorResponse(req, r.status);
+    if (r.outcomes.empty()) co_return Refuse(req, r.status, ctx.metrics);
     for (RecordOutcome o : r.outcomes) accepted += o != RecordOutcome::kFailed ? 1 : 0;
-    if (accepted < r.outcomes.size()) co_return ErrorResponse(req, r.status);
+    if (accepted < r.outcomes.size()) co_return Refuse(req, r.status, ctx.metrics);
   }
   const std::size_t rejected = decoded->errors.size();
+  if (rejected > 0) CountRejected(ctx.metrics, "ndjson_line_error", rejected);
+  CountIngested(ctx.metrics, "ndjson", accepted, body_bytes);
   co_return JsonResponse(
       req, 200,
       json::serialize(json::object{

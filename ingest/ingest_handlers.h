@@ -5,6 +5,11 @@
 // only after the writer has committed them: a 2xx means durable. Bodies may
 // be gzip- or deflate-encoded.
 //
+// Counted in Metrics: dashcam_ingest_events_total and _bytes_total by
+// protocol, dashcam_ingest_rejected_total by reason (every item that was not
+// stored, with its error type), dashcam_ingest_refused_requests_total by
+// HTTP status. Rejected items are also logged with their reason.
+//
 // A handler is a function from request to response; it never touches the
 // connection. Runs as a coroutine on the connection's strand.
 #pragma once
@@ -22,6 +27,7 @@
 #include "ingest/document_parser.h"
 #include "storage/event_store.h"
 #include "storage/log.h"
+#include "storage/metrics.h"
 
 namespace dashcam::ingest {
 
@@ -42,6 +48,7 @@ struct IngestContext {
   const Log& log;
   IngestOptions options;
   std::function<TimeMs()> now;  // wall clock, for events without @timestamp
+  Metrics& metrics;
 };
 
 boost::asio::awaitable<HttpResponse> HandleBulk(HttpRequest req, std::string default_index,

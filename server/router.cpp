@@ -7,6 +7,7 @@
 
 #include "api/es_handlers.h"
 #include "api/es_search.h"
+#include "storage/async.h"
 #include "web/assets.h"
 
 namespace dashcam::server {
@@ -63,6 +64,15 @@ boost::asio::awaitable<HttpResponse> Router::Handle(HttpRequest req) {
 
   if (seg.empty() && IsRead(method) && WantsHtml(req)) {
     co_return AssetResponse(req, *web::FindAsset("/"));
+  }
+  if (seg.size() == 1 && seg[0] == "metrics" && IsRead(method)) {
+    // Rendering reads the partition files' sizes: not on an I/O thread.
+    std::string text = co_await storage::RunBlocking(api_.workers, metrics_text_);
+    HttpResponse res{http::status::ok, req.version()};
+    res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+    res.body() = std::move(text);
+    res.prepare_payload();
+    co_return res;
   }
   if (seg.size() == 1 && seg[0] == "healthz") {
     co_return api::MakeJsonResponse(req, http::status::ok, R"({"status":"ok"})");

@@ -5,6 +5,7 @@
 //                               info document (clients asking for JSON)
 //   GET  /index.html /app.js ...  embedded web assets
 //   GET  /healthz               liveness
+//   GET  /metrics               counters, Prometheus text format
 //   POST /_bulk                 Elasticsearch bulk ingest
 //   POST /{index}/_bulk         same, with a default index
 //   POST /api/v1/ingest         NDJSON ingest
@@ -16,6 +17,9 @@
 //
 // Handle is a pure function of the request (plus the services it calls).
 #pragma once
+
+#include <functional>
+#include <string>
 
 #include <boost/asio/awaitable.hpp>
 
@@ -29,13 +33,17 @@ using HttpResponse = ingest::HttpResponse;
 
 class Router {
  public:
-  Router(ingest::IngestContext& ingest, api::ApiContext& api) : ingest_(ingest), api_(api) {}
+  // `metrics_text` renders GET /metrics (Prometheus text format).
+  Router(ingest::IngestContext& ingest, api::ApiContext& api,
+         std::function<std::string()> metrics_text)
+      : ingest_(ingest), api_(api), metrics_text_(std::move(metrics_text)) {}
 
   boost::asio::awaitable<HttpResponse> Handle(HttpRequest req);
 
  private:
   ingest::IngestContext& ingest_;
   api::ApiContext& api_;
+  const std::function<std::string()> metrics_text_;
 };
 
 }  // namespace dashcam::server

@@ -20,6 +20,7 @@
 #include "server/beats_listener.h"
 #include "server/http_listener.h"
 #include "server/router.h"
+#include "storage/metrics.h"
 #include "storage/sqlite_store.h"
 
 namespace dashcam::server {
@@ -109,6 +110,35 @@ ingest::BeatsOptions BeatsOptionsFrom(const Config& c) {
   return o;
 }
 
+// Everything /metrics shows: the registry's counters plus the values kept
+// elsewhere (Beats sessions, the writer queue, partitions on disk).
+std::string RenderMetrics(const Metrics& metrics, const ingest::BeatsMetrics& beats,
+                          storage::SqliteStore& store) {
+  std::string out = metrics.Render();
+  const std::pair<const char*, const std::atomic<std::uint64_t>*> beats_counters[] = {
+      {"dashcam_beats_connections_total", &beats.connections},
+      {"dashcam_beats_windows_total", &beats.windows},
+      {"dashcam_beats_events_total", &beats.events},
+      {"dashcam_beats_protocol_errors_total", &beats.protocol_errors}};
+  for (const auto& [name, value] : beats_counters) {
+    AppendMetricHeader(out, name, "Beats protocol listener.", "counter");
+    AppendMetricLine(out, name, "", value->load());
+  }
+  AppendMetricHeader(out, "dashcam_beats_active_connections", "Open Beats connections.", "gauge");
+  AppendMetricLine(out, "dashcam_beats_active_connections", "", beats.active_connections.load());
+  AppendMetricHeader(out, "dashcam_queue_bytes", "Bytes of events waiting for the writer.",
+                     "gauge");
+  AppendMetricLine(out, "dashcam_queue_bytes", "", store.queued_bytes());
+  const auto partitions = store.Partitions();
+  std::uint64_t disk = 0;
+  for (const auto& p : partitions) disk += p.bytes;
+  AppendMetricHeader(out, "dashcam_partitions", "Day partitions on disk.", "gauge");
+  AppendMetricLine(out, "dashcam_partitions", "", partitions.size());
+  AppendMetricHeader(out, "dashcam_disk_bytes", "Bytes of all partition files.", "gauge");
+  AppendMetricLine(out, "dashcam_disk_bytes", "", disk);
+  return out;
+}
+
 }  // namespace
 
 int RunServer(const Config& config, const Log& log) {
@@ -132,20 +162,24 @@ int RunServer(const Config& config, const Log& log) {
   asio::io_context ioc(static_cast<int>(config.threads));
   asio::thread_pool workers(config.threads);
   ingest::ParserPool parsers(ingest::DocumentLimits{});
+  Metrics metrics;
   ingest::IngestContext ingest_ctx{
       **store,
       workers.get_executor(),
       parsers,
       log,
       ingest::IngestOptions{config.max_body_bytes, {config.max_event_bytes}},
-      WallClockMs};
+      WallClockMs,
+      metrics};
   api::ApiContext api_ctx{**store,
                           workers.get_executor(),
                           log,
                           std::chrono::milliseconds(config.query_timeout_ms),
                           config.es_version,
                           WallClockMs};
-  Router router(ingest_ctx, api_ctx);
+  ingest::BeatsMetrics beats_metrics;
+  Router router(ingest_ctx, api_ctx,
+                [&] { return RenderMetrics(metrics, beats_metrics, **store); });
   HttpLimits limits;
   limits.max_body_bytes = config.max_body_bytes;
   limits.read_timeout = std::chrono::seconds(config.read_timeout_s);
@@ -155,7 +189,6 @@ int RunServer(const Config& config, const Log& log) {
     log.Error("listen_failed", {{"error", s.ToString()}});
     return 1;
   }
-  ingest::BeatsMetrics beats_metrics;
   ingest::BeatsContext beats_ctx{**store,      workers.get_executor(),   parsers,
                                  log,          BeatsOptionsFrom(config), WallClockMs,
                                  beats_metrics};

@@ -24,13 +24,17 @@
 
 namespace dashcam::storage {
 
+// `fn` is called on a worker thread; it lives in this coroutine's frame until
+// then. The task handed to co_spawn captures it by reference only: g++ 12 can
+// destroy a temporary of a co_await expression twice, which is harmless only
+// for trivially destructible objects (a by-value capture of a std::function
+// was freed twice).
 template <class Fn>
 auto RunBlocking(boost::asio::any_io_executor workers, Fn fn)
     -> boost::asio::awaitable<std::invoke_result_t<Fn&>> {
   using R = std::invoke_result_t<Fn&>;
-  co_return co_await boost::asio::co_spawn(
-      workers, [fn = std::move(fn)]() mutable -> boost::asio::awaitable<R> { co_return fn(); },
-      boost::asio::use_awaitable);
+  const auto task = [&fn]() -> boost::asio::awaitable<R> { co_return fn(); };
+  co_return co_await boost::asio::co_spawn(workers, task, boost::asio::use_awaitable);
 }
 
 template <class Token = boost::asio::use_awaitable_t<>>

@@ -58,7 +58,7 @@ struct Node {
   NodeKind kind = NodeKind::kMatchAll;
   std::size_t position = 0;  // byte offset in the query text where it starts
   std::vector<Node> children;
-  Term term;    // kind == kTerm only
+  Term term;      // kind == kTerm only
   Range range{};  // kind == kRange only
 
   static Node MatchAll(std::size_t pos = 0) { return Node{NodeKind::kMatchAll, pos, {}, {}, {}}; }

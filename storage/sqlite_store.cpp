@@ -226,7 +226,7 @@ Result<SearchPage> SqliteStore::Search(const SearchRequest& req) {
   Lease lease = LeaseReaders();
 
   for (std::int64_t day : partitions_.DaysOverlapping(from, to)) {
-    if (page.hits.size() > req.limit) break;
+    if (req.limit == 0 || page.hits.size() > req.limit) break;
     auto reader = lease->For(day);
     if (!reader.ok()) return reader.status();
     const std::size_t want = req.limit + 1 - page.hits.size();
@@ -236,7 +236,7 @@ Result<SearchPage> SqliteStore::Search(const SearchRequest& req) {
     }
   }
   if (page.hits.size() > req.limit) {
-    page.hits.resize(req.limit);
+    page.hits.resize(req.limit);  // limit >= 1 here: the loop fetched nothing for 0
     page.next = page.hits.back().key;
   }
   if (req.count_limit == 0) return page;

@@ -267,6 +267,15 @@ TEST_F(ServerTest, BadInputGetsClearErrorsAndKeepsWhatWasAccepted) {
   EXPECT_EQ(items[2].at("index").at("status").as_int64(), 201);
   EXPECT_EQ(Search(client, "good").at("total").as_int64(), 2);
 
+  // The rejected item is counted by reason; stored events by protocol.
+  const std::string metrics = client.Get("/metrics").body;
+  EXPECT_NE(metrics.find("dashcam_ingest_rejected_total{reason=\"document_parsing_exception\"} 1"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("dashcam_ingest_events_total{protocol=\"bulk\"} 2"), std::string::npos)
+      << metrics;
+  EXPECT_NE(server_->ReadLog().find("bulk_item_rejected"), std::string::npos);
+
   // Corrupt gzip: 400, not a crash.
   auto corrupt = client.Post("/_bulk", "\x1f\x8b\x08garbage", {{"Content-Encoding", "gzip"}});
   EXPECT_EQ(corrupt.status, 400) << corrupt.body;

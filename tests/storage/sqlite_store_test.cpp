@@ -162,6 +162,17 @@ TEST_F(SqliteStoreTest, NumberTokensDoNotMeetTextTokens) {
   EXPECT_EQ(Find(Term("delta", "1.0")), (Names{"num1"}));
 }
 
+// Regression: a limit of 0 (counts, size=0 aggregations) read hits.back()
+// of an emptied vector.
+TEST_F(SqliteStoreTest, LimitZeroOnlyCounts) {
+  MustAppend({Ev("a", kT0 + 1, "x"), Ev("b", kT0 + 2, "x")});
+  auto page = Run(Msg("x"), kMinEventTime, kMaxEventTime, 0);
+  ASSERT_TRUE(page.ok());
+  EXPECT_TRUE(page->hits.empty());
+  EXPECT_FALSE(page->next.has_value());
+  EXPECT_EQ(page->total, 2u);
+}
+
 TEST_F(SqliteStoreTest, BooleanOperators) {
   MustAppend({Ev("ab", kT0 + 1, "alpha beta"), Ev("a", kT0 + 2, "alpha"), Ev("b", kT0 + 3, "beta"),
               Ev("none", kT0 + 4, "gamma")});
