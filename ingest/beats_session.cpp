@@ -48,6 +48,19 @@ bool IsExpectedClose(const boost::system::error_code& ec) {
          ec == asio::error::broken_pipe || ec == asio::error::not_connected;
 }
 
+// The index a Beats event would get from Logstash's default Elasticsearch
+// output, `%{[@metadata][beat]}-%{[@metadata][version]}` ("filebeat-8.17.0"),
+// so `_index:filebeat-*` finds events from both of Filebeat's outputs.
+std::string IndexFromMetadata(const storage::Record& rec) {
+  std::string_view beat, version;
+  for (const storage::Field& f : rec.fields) {
+    if (f.name == "@metadata.beat") beat = f.text;
+    if (f.name == "@metadata.version") version = f.text;
+  }
+  if (beat.empty()) return "";
+  return version.empty() ? std::string(beat) : fmt::format("{}-{}", beat, version);
+}
+
 // Parses the events `which` (0-based) of a window. Runs on a worker thread.
 // `blob` ends with simdjson padding.
 Result<std::vector<storage::Record>> ParseEvents(std::string_view blob, const EventSpans& events,
@@ -63,6 +76,7 @@ Result<std::vector<storage::Record>> ParseEvents(std::string_view blob, const Ev
       return Status::InvalidArgument(
           fmt::format("event seq {}: {}", i + 1, rec.status().message()));
     }
+    rec->index = IndexFromMetadata(*rec);
     out.push_back(std::move(*rec));
   }
   return out;

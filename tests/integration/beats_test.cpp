@@ -266,8 +266,11 @@ TEST_F(BeatsTest, PipelinedCompressedWindowsAreAllStored) {
   std::multiset<std::string> expected;
   for (int i = 0; i < 1300; ++i) expected.insert("pipetok event " + std::to_string(i));
   EXPECT_EQ(Messages("pipetok"), expected);
-  // @metadata is kept as ordinary fields.
+  // @metadata is kept as ordinary fields, and names the index as Logstash
+  // would, so `_index:filebeat-*` finds events from either output.
   EXPECT_EQ(Count("pipetok AND host.name:\"gpu-node-1\""), 1300);
+  EXPECT_EQ(Count("pipetok AND @metadata.beat:filebeat"), 1300);
+  EXPECT_EQ(Count("pipetok AND _index:\"filebeat-8.17.0\""), 1300);
 }
 
 class SlowCommitBeatsTest : public BeatsTest {
