@@ -50,52 +50,45 @@ namespace {
 
 constexpr const char* kEventColumns = "e.key, e.level, e.idx, e.doc_id, e.source";
 
-std::string HitsSql(const CompiledQuery& q) {
-  if (q.fts) {
-    return fmt::format(
-        "SELECT {} FROM fts CROSS JOIN events AS e ON e.key = fts.rowid "
-        "WHERE fts MATCH ?1 AND fts.rowid BETWEEN ?2 AND ?3 AND ({}) "
-        "ORDER BY fts.rowid DESC LIMIT ?4",
-        kEventColumns, q.where);
+// The candidate events of a query in the key range ?2..?3: the FROM/WHERE
+// part shared by hits, counts and histograms, and the key expression to
+// order or bucket by. FTS5 drives when it can. Without a further condition
+// and without event columns to read, the FTS table alone answers, minus the
+// keys of replaced events (whose FTS entries are stale).
+struct MatchClause {
+  std::string from_where;
+  std::string key;
+};
+
+MatchClause Candidates(const CompiledQuery& q, bool need_events) {
+  if (q.fts && q.where == "1" && !need_events) {
+    return {
+        "FROM fts WHERE fts MATCH ?1 AND fts.rowid BETWEEN ?2 AND ?3 "
+        "AND fts.rowid NOT IN (SELECT key FROM replaced)",
+        "fts.rowid"};
   }
-  return fmt::format(
-      "SELECT {} FROM events AS e WHERE e.key BETWEEN ?2 AND ?3 AND ({}) "
-      "ORDER BY e.key DESC LIMIT ?4",
-      kEventColumns, q.where);
+  if (q.fts) {
+    return {fmt::format("FROM fts CROSS JOIN events AS e ON e.key = fts.rowid "
+                        "WHERE fts MATCH ?1 AND fts.rowid BETWEEN ?2 AND ?3 AND ({})",
+                        q.where),
+            "fts.rowid"};
+  }
+  return {fmt::format("FROM events AS e WHERE e.key BETWEEN ?2 AND ?3 AND ({})", q.where), "e.key"};
+}
+
+std::string HitsSql(const CompiledQuery& q) {
+  const MatchClause m = Candidates(q, true);
+  return fmt::format("SELECT {} {} ORDER BY {} DESC LIMIT ?4", kEventColumns, m.from_where, m.key);
 }
 
 std::string CountSql(const CompiledQuery& q) {
-  if (q.fts && q.where == "1") {
-    return "SELECT count(*) FROM (SELECT 1 FROM fts WHERE fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3 "
-           "AND rowid NOT IN (SELECT key FROM replaced) LIMIT ?4)";
-  }
-  if (q.fts) {
-    return fmt::format(
-        "SELECT count(*) FROM (SELECT 1 FROM fts CROSS JOIN events AS e ON e.key = fts.rowid "
-        "WHERE fts MATCH ?1 AND fts.rowid BETWEEN ?2 AND ?3 AND ({}) LIMIT ?4)",
-        q.where);
-  }
-  return fmt::format(
-      "SELECT count(*) FROM (SELECT 1 FROM events AS e WHERE e.key BETWEEN ?2 AND ?3 AND ({}) "
-      "LIMIT ?4)",
-      q.where);
+  return fmt::format("SELECT count(*) FROM (SELECT 1 {} LIMIT ?4)",
+                     Candidates(q, false).from_where);
 }
 
 std::string HistogramSql(const CompiledQuery& q) {
-  if (q.fts && q.where == "1") {
-    return "SELECT (rowid >> 20) / ?5, count(*) FROM fts WHERE fts MATCH ?1 AND rowid BETWEEN ?2 "
-           "AND ?3 AND rowid NOT IN (SELECT key FROM replaced) GROUP BY 1";
-  }
-  if (q.fts) {
-    return fmt::format(
-        "SELECT (e.key >> 20) / ?5, count(*) FROM fts CROSS JOIN events AS e ON e.key = fts.rowid "
-        "WHERE fts MATCH ?1 AND fts.rowid BETWEEN ?2 AND ?3 AND ({}) GROUP BY 1",
-        q.where);
-  }
-  return fmt::format(
-      "SELECT (e.key >> 20) / ?5, count(*) FROM events AS e WHERE e.key BETWEEN ?2 AND ?3 "
-      "AND ({}) GROUP BY 1",
-      q.where);
+  const MatchClause m = Candidates(q, false);
+  return fmt::format("SELECT ({} >> 20) / ?5, count(*) {} GROUP BY 1", m.key, m.from_where);
 }
 
 void BindQuery(Stmt& stmt, const CompiledQuery& q, EventKey lo, EventKey hi, std::int64_t limit) {
