@@ -19,6 +19,9 @@
 //                and the answer's total (and the total the corpus implies).
 //   7. stop      SIGTERM, wait (30 s, then SIGKILL), report the exit status
 //                and the bytes on disk once the server has closed its files.
+//   8. beats     a fresh server and data dir; the same events over the Beats
+//                protocol (see beats_load_driver.h): events/s and the ratio
+//                to the _bulk figure.
 // --baseline-only stops after 2; --dump-ndjson PATH writes the events after 1
 // and stops.
 //
@@ -46,6 +49,7 @@
 #include <CLI/CLI.hpp>
 
 #include "storage/status.h"
+#include "tests/bench/beats_load_driver.h"
 #include "tests/bench/bulk_bodies.h"
 #include "tests/bench/bulk_load_driver.h"
 #include "tests/bench/event_corpus.h"
@@ -341,9 +345,11 @@ struct ServerRun {
 };
 
 // Phases 5 and 6 against a healthy server. Returns true if all succeeded.
-bool LoadAndQuery(const ServerRun& run, const TestServer& server, Watchdog& watchdog) {
+bool LoadAndQuery(const ServerRun& run, const TestServer& server, Watchdog& watchdog,
+                  double& bulk_events_per_s) {
   BulkLoadResult load = DriveBulkLoad(server.port(), run.bodies, run.flags.connections, &watchdog);
   ReportIngest(load, run.baseline_events_per_s);
+  bulk_events_per_s = static_cast<double>(load.events_ok) / load.seconds;
   ReportServerFootprint(server, fs::path(run.work.path()) / "data", load.events_ok);
   if (watchdog.fired()) return false;  // the server is gone; queries cannot run
   int query_failures = QueryPhase(run.corpus, server.port(), watchdog);
@@ -351,7 +357,8 @@ bool LoadAndQuery(const ServerRun& run, const TestServer& server, Watchdog& watc
 }
 
 // Phases 4 (after the spawn) to 6. Returns true if all succeeded.
-bool RunAgainstServer(const ServerRun& run, TestServer& server, Clock::time_point start) {
+bool RunAgainstServer(const ServerRun& run, TestServer& server, Clock::time_point start,
+                      double& bulk_events_per_s) {
   const Clock::time_point deadline = start + kHealthzTimeout;
   // No socket call can block before the server listens: the watchdog starts after.
   Status healthy = WaitForListening(server, deadline);
@@ -369,11 +376,39 @@ bool RunAgainstServer(const ServerRun& run, TestServer& server, Clock::time_poin
     return false;
   }
   PrintMetric("server.startup_ms", SecondsSince(start) * 1000, "ms");
-  bool ok = LoadAndQuery(run, server, watchdog);
+  bool ok = LoadAndQuery(run, server, watchdog, bulk_events_per_s);
   return ok && !watchdog.fired();
 }
 
-// Phases 4 to 7. Returns the exit code.
+// Phase 8: the same events over the Beats protocol, into a fresh server and
+// data directory so both protocols start from an empty partition.
+bool BeatsPhase(const ServerRun& run, const std::string& binary, double bulk_events_per_s) {
+  testing::TestServerOptions options;
+  options.data_dir = (fs::path(run.work.path()) / "beats-data").string();
+  options.binary = binary;
+  options.threads = run.flags.server_threads;
+  options.log_path = (fs::path(run.work.path()) / "server-beats.log").string();
+  TestServer server(std::move(options));
+  if (!server.Spawn() || !server.WaitUntilListening(kHealthzTimeout) || server.beats_port() == 0) {
+    std::fprintf(stderr, "beats: the server did not start: %s\n", server.error().c_str());
+    return false;
+  }
+  BeatsLoadResult load =
+      DriveBeatsLoad(server.beats_port(), run.corpus, run.flags.batch, run.flags.connections);
+  const double events_per_s = static_cast<double>(load.events_ok) / load.seconds;
+  PrintMetric("beats.events_ok", static_cast<double>(load.events_ok), "events");
+  PrintMetric("beats.seconds", load.seconds, "s", 2);
+  PrintMetric("beats.events_per_s", events_per_s, "events/s");
+  PrintMetric("beats.failed_windows", static_cast<double>(load.failed_windows), "windows");
+  if (bulk_events_per_s > 0) PrintMetric("beats.vs_bulk", events_per_s / bulk_events_per_s, "x", 2);
+  server.Stop(SIGTERM, kStopGraceSeconds);
+  server.Kill();
+  const ExitStatus exit = server.exit_status().value();
+  PrintText("beats.server_exit", exit.ToString());
+  return load.failed_windows == 0 && exit.ok();
+}
+
+// Phases 4 to 8. Returns the exit code.
 int ServerPhases(const ServerRun& run, const std::string& binary) {
   const fs::path data_dir = fs::path(run.work.path()) / "data";
   testing::TestServerOptions options;
@@ -385,7 +420,8 @@ int ServerPhases(const ServerRun& run, const std::string& binary) {
   auto start = Clock::now();
   if (!server.Spawn()) return CannotRun("server", Status::IoError(server.error()));
   PrintMetric("server.pid", server.pid(), "");
-  bool ok = RunAgainstServer(run, server, start);
+  double bulk_events_per_s = 0;
+  bool ok = RunAgainstServer(run, server, start, bulk_events_per_s);
   // SIGTERM, wait, then SIGKILL; Kill() does nothing if the server has exited.
   server.Stop(SIGTERM, kStopGraceSeconds);
   server.Kill();
@@ -399,7 +435,8 @@ int ServerPhases(const ServerRun& run, const std::string& binary) {
     if (log.size() > kLogTailBytes) log.erase(0, log.size() - kLogTailBytes);
     std::fprintf(stderr, "--- tail of %s ---\n%s\n", server.log_path().c_str(), log.c_str());
   }
-  return ok && exit.ok() ? kExitOk : kExitFailures;
+  if (!ok || !exit.ok()) return kExitFailures;
+  return BeatsPhase(run, binary, bulk_events_per_s) ? kExitOk : kExitFailures;
 }
 
 int Main(int argc, char** argv) {
