@@ -9,7 +9,7 @@ JOBS ?= $(shell nproc)
 LISTEN ?= 127.0.0.1:9200
 DATA ?= ./data
 
-.PHONY: all deps build run test test-release test-asan bench fuzz format clean
+.PHONY: all deps build run test test-release test-asan test-node-deps bench fuzz format clean
 
 all: build
 
@@ -25,10 +25,15 @@ run: build
 
 test: test-release test-asan
 
-test-release: build
+# npm packages of the tests that drive dashcam with real clients (pinned by
+# package-lock.json); installed once.
+test-node-deps: deps
+	[ -d tests/es_client/node_modules ] || npm ci --prefix tests/es_client --no-audit --no-fund
+
+test-release: build test-node-deps
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
-test-asan: deps
+test-asan: deps test-node-deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
 	  -DDASHCAM_SANITIZE=ON -DDASHCAM_BENCH=OFF
 	cmake --build $(ASAN_BUILD) -j$(JOBS)

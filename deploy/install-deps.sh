@@ -23,6 +23,13 @@ for p in "${packages[@]}"; do
   fi
 done
 
+# Node.js and npm run the tests that use real client libraries (the server
+# itself needs neither). Any installed node/npm will do (a distribution's or
+# NodeSource's), so they are checked as commands, not as Debian packages.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  missing+=(nodejs npm)
+fi
+
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
