@@ -102,5 +102,33 @@ TEST(FilebeatReplayTest, AByteExactFilebeatBulkGetsTheAnswerFilebeatExpects) {
   EXPECT_EQ(server.Stop(), 0);
 }
 
+// Other clients may stream a bulk body with chunked transfer encoding.
+TEST(FilebeatReplayTest, AChunkedBulkBodyIsAccepted) {
+  TempDir dir;
+  TestServer server(dir.path() + "/data");
+  ASSERT_TRUE(server.Start()) << server.ReadLog();
+  const std::string part1 = "{\"index\":{\"_index\":\"c\"}}\n{\"message\":\"chunk";
+  const std::string part2 = "ed body\"}\n";
+  auto hex = [](std::size_t n) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%zx", n);
+    return std::string(buf);
+  };
+  const std::string request =
+      "POST /_bulk HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\n"
+      "Transfer-Encoding: chunked\r\n\r\n" +
+      hex(part1.size()) + "\r\n" + part1 + "\r\n" + hex(part2.size()) + "\r\n" + part2 +
+      "\r\n0\r\n\r\n";
+  BeatsClient conn(server.port());
+  ASSERT_TRUE(conn.Send(request));
+  const RawResponse r = ReadResponse(conn);
+  EXPECT_EQ(r.status_line, "HTTP/1.1 200 OK") << r.body;
+  EXPECT_FALSE(json::parse(r.body).at("errors").as_bool()) << r.body;
+  HttpClient http("127.0.0.1", server.port());
+  auto found = http.Get("/api/v1/search?q=" + UrlEncode("\"chunked body\""));
+  EXPECT_EQ(json::parse(found.body).at("total").as_int64(), 1) << found.body;
+  EXPECT_EQ(server.Stop(), 0);
+}
+
 }  // namespace
 }  // namespace dashcam::testing
