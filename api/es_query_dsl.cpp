@@ -207,6 +207,12 @@ Result<Node> Translate(const json::value& q, TimeMs now, int depth) {
   if (type == "terms") return TermsQuery(body);
   if (type == "range") return RangeQuery(body, now);
   if (type == "bool") return Bool(body, now, depth);
+  if (type == "exists") {
+    const json::object* b = body.if_object();
+    const json::value* field = b ? b->if_contains("field") : nullptr;
+    if (!field || !field->is_string()) return Status::InvalidArgument("[exists] needs [field]");
+    return Node::MakeExists(FieldName(field->as_string()), 0);
+  }
   return Unsupported(fmt::format("query type [{}]", type));
 }
 

@@ -3,7 +3,7 @@
 //
 // Supported: match_all, query_string (query, default_field,
 // default_operator), match (query, operator), match_phrase, term, terms,
-// range (gt/gte/lt/lte; dates as RFC 3339, epoch ms or now-<n><unit>), bool
+// range (gt/gte/lt/lte; dates as RFC 3339, epoch ms or now-<n><unit>), exists, bool
 // (must, filter, should, must_not, minimum_should_match 0/1). Anything else is
 // an InvalidArgument naming it: never a silently different answer.
 //

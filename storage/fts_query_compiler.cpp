@@ -106,7 +106,10 @@ class SqlBuilder {
       case NodeKind::kMatchAll:
         return std::string("1");
       case NodeKind::kRange:
-        return RangeCondition(n.range);
+        if (n.range.field == query::kTimestampField) return RangeCondition(n.range);
+        return RowPredicate(n);
+      case NodeKind::kExists:
+        return RowPredicate(n);
       case NodeKind::kNot: {
         auto c = Condition(n.children[0]);
         if (!c.ok()) return c;
@@ -130,16 +133,16 @@ class SqlBuilder {
   }
 
  private:
-  int Param(std::variant<std::string, std::int64_t> v) {
+  std::string RowPredicate(const Node& n) {
+    return fmt::format("dc_match(e.source, ?{})", Param(&n));
+  }
+
+  int Param(std::variant<std::string, std::int64_t, const query::Node*> v) {
     out_.params.push_back(std::move(v));
     return kFirstWhereParam + static_cast<int>(out_.params.size()) - 1;
   }
 
   Result<std::string> RangeCondition(const query::Range& r) {
-    if (r.field != query::kTimestampField) {
-      return Status::InvalidArgument(
-          fmt::format("range queries on [{}] are not supported yet (only @timestamp)", r.field));
-    }
     std::int64_t lo = 0, hi = 0;
     if (auto s = TimestampKeyBounds(r, lo, hi); !s.ok()) return s;
     return fmt::format("e.key BETWEEN ?{} AND ?{}", Param(lo), Param(hi));

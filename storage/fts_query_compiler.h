@@ -28,14 +28,16 @@ struct CompiledQuery {
   // SQL boolean condition on `e` (events); "1" when there is nothing more.
   std::string where = "1";
   // Values of the ?N placeholders in `where`, numbered from kFirstWhereParam.
-  std::vector<std::variant<std::string, std::int64_t>> params;
+  // A query::Node* is bound as a pointer for dc_match (row_predicate.h); it
+  // points into the compiled tree, which must outlive the query.
+  std::vector<std::variant<std::string, std::int64_t, const query::Node*>> params;
 };
 
 // ?1 = fts expression, ?2/?3 = key range, ?4 = limit; `where` uses ?10 on.
 inline constexpr int kFirstWhereParam = 10;
 
-// Errors: InvalidArgument for what SQLite partitions cannot evaluate yet
-// (ranges on fields other than @timestamp) or malformed range bounds.
+// Errors: InvalidArgument for malformed @timestamp range bounds. The result
+// refers to `root` (dc_match pointers): keep `root` alive while it is used.
 Result<CompiledQuery> CompileFtsQuery(const query::Node& root);
 
 // The FTS5 string literal for `text`: "..." with inner quotes doubled.

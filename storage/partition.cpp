@@ -7,6 +7,7 @@
 
 #include "storage/attrs_codec.h"
 #include "storage/fts_tokenizer.h"
+#include "storage/row_predicate.h"
 
 namespace dashcam::storage {
 namespace {
@@ -231,6 +232,7 @@ Result<std::unique_ptr<PartitionReader>> PartitionReader::Open(const std::string
   std::unique_ptr<PartitionReader> r(new PartitionReader());
   if (auto s = r->db_.Open(path, SQLITE_OPEN_READONLY); !s.ok()) return s;
   if (auto s = RegisterFtsTokenizer(r->db_.get()); !s.ok()) return s;
+  if (auto s = RegisterRowPredicate(r->db_.get()); !s.ok()) return s;
   sqlite3_busy_timeout(r->db_.get(), 5000);
   if (auto s = r->db_.Exec(fmt::format("PRAGMA cache_size=-{}", cache_kib)); !s.ok()) return s;
   return r;

@@ -105,6 +105,9 @@ void AppendNode(const Node& node, std::string* out) {
     case NodeKind::kTerm:
       AppendTerm(node.term, out);
       return;
+    case NodeKind::kExists:
+      *out += "_exists_:" + node.term.field;
+      return;
     case NodeKind::kRange:
       *out += node.range.field + ':' + (node.range.include_lower ? '[' : '{') +
               (node.range.lower.empty() ? "*" : node.range.lower) + " TO " +

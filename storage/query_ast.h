@@ -22,6 +22,12 @@
 //     epoch milliseconds written in decimal (the API layer resolves dates and
 //     date math). Ranges on other fields are rejected by backends that cannot
 //     evaluate them yet.
+//   * A Range on another field matches when any value of the field lies
+//     between the bounds: numerically when both bounds are numbers (number
+//     values, and strings that are whole numbers), else by byte order of
+//     string values.
+//   * Exists matches when the field has at least one non-null value (for an
+//     object name, any value below it); `message` when the event has one.
 //   * And/Or/Not are boolean; MatchAll matches every event.
 #pragma once
 
@@ -38,6 +44,7 @@ enum class NodeKind {
   kNot,       // exactly 1 child
   kTerm,      // leaf: `term`
   kRange,     // leaf: `range`
+  kExists,    // leaf: `term.field` has a value
 };
 
 struct Term {
@@ -62,6 +69,11 @@ struct Node {
   Range range{};  // kind == kRange only
 
   static Node MatchAll(std::size_t pos = 0) { return Node{NodeKind::kMatchAll, pos, {}, {}, {}}; }
+  static Node MakeExists(std::string field, std::size_t pos) {
+    Node n{NodeKind::kExists, pos, {}, {}, {}};
+    n.term.field = std::move(field);
+    return n;
+  }
   static Node MakeRange(Range r, std::size_t pos) {
     return Node{NodeKind::kRange, pos, {}, {}, std::move(r)};
   }

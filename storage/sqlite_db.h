@@ -44,6 +44,11 @@ class Stmt {
     sqlite3_bind_blob(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
   }
   void BindNull(int i) { sqlite3_bind_null(stmt_, i); }
+  // Binds a pointer for an SQL function (sqlite3_bind_pointer); `p` must
+  // outlive the statement's use.
+  void BindPointer(int i, const void* p, const char* type) {
+    sqlite3_bind_pointer(stmt_, i, const_cast<void*>(p), type, nullptr);
+  }
 
   // SQLITE_ROW, SQLITE_DONE or an error code.
   int Step() { return sqlite3_step(stmt_); }

@@ -8,6 +8,7 @@
 #include "storage/document_reader.h"
 #include "storage/fts_query_compiler.h"
 #include "storage/partition.h"
+#include "storage/row_predicate.h"
 
 namespace dashcam::storage {
 
@@ -98,7 +99,15 @@ void BindQuery(Stmt& stmt, const CompiledQuery& q, EventKey lo, EventKey hi, std
   stmt.Bind(4, limit);
   for (std::size_t i = 0; i < q.params.size(); ++i) {
     const int index = kFirstWhereParam + static_cast<int>(i);
-    std::visit([&](const auto& v) { stmt.Bind(index, v); }, q.params[i]);
+    if (const auto* node = std::get_if<const query::Node*>(&q.params[i])) {
+      stmt.BindPointer(index, *node, kNodePointerType);
+    } else {
+      std::visit(
+          [&](const auto& v) {
+            if constexpr (!std::is_pointer_v<std::decay_t<decltype(v)>>) stmt.Bind(index, v);
+          },
+          q.params[i]);
+    }
   }
 }
 

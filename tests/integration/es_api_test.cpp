@@ -108,6 +108,13 @@ TEST_F(EsApiTest, SearchWithQueryDslUrlQueryAndIndexPatterns) {
   // alice at minutes 0,2,4,6,8; gpu_id = i%3 -> minute 2 (2), 4 (1), 8 (2); before 10:09.
   EXPECT_EQ(v.at("hits").at("total").at("value").as_int64(), 3);
 
+  // exists and a numeric range on a field: gpu_id = i % 3 -> i in {1,2,4,5,7,8}.
+  v = SearchJson("/_count", R"({"query":{"bool":{"filter":[{"exists":{"field":"gpu_id"}},
+      {"range":{"gpu_id":{"gte":1}}}]}}})");
+  EXPECT_EQ(v.at("count").as_int64(), 6);
+  v = SearchJson("/_count", R"({"query":{"exists":{"field":"no_such_field"}}})");
+  EXPECT_EQ(v.at("count").as_int64(), 0);
+
   v = SearchJson("/_count", R"({"query":{"match":{"message":"cuda epoch"}}})");
   EXPECT_EQ(v.at("count").as_int64(), 10);
   v = SearchJson("/_count",

@@ -15,7 +15,7 @@
 namespace dashcam::storage {
 namespace {
 
-using Params = std::vector<std::variant<std::string, std::int64_t>>;
+using Params = std::vector<std::variant<std::string, std::int64_t, const query::Node*>>;
 
 using query::Node;
 using query::NodeKind;

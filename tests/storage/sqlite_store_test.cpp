@@ -173,6 +173,45 @@ TEST_F(SqliteStoreTest, LimitZeroOnlyCounts) {
   EXPECT_EQ(page->total, 2u);
 }
 
+// Existence and ranges on fields are evaluated against the stored document
+// (dc_match), so the sources here are real JSON.
+TEST_F(SqliteStoreTest, ExistsAndRangesOnFields) {
+  // The event's name is its first key, so hits can be told apart.
+  auto ev = [](std::string name, TimeMs ts, std::string json, std::vector<Field> fields) {
+    Record r = Ev(name, ts, "x", std::move(fields));
+    r.source = "{\"" + name + "\":1," + json.substr(1);
+    return r;
+  };
+  MustAppend({ev("a", kT0 + 1, R"({"message":"x","gpu_mem_mb":70001,"host":{"name":"n1"}})",
+                 {N("gpu_mem_mb", "70001", 70001), S("host.name", "n1")}),
+              ev("b", kT0 + 2, R"({"message":"x","gpu_mem_mb":512,"loss":"0.5"})",
+                 {N("gpu_mem_mb", "512", 512), S("loss", "0.5")}),
+              ev("c", kT0 + 3, R"({"message":"x","user":"alice","gpu_mem_mb":null})",
+                 {S("user", "alice")})});
+  auto names = [&](const Node& q) {
+    Names out;
+    for (const std::string& source : Find(q))
+      out.push_back(source.substr(2, source.find('"', 2) - 2));
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  auto range = [](std::string f, std::string lo, std::string hi, bool inc_lo = true,
+                  bool inc_hi = true) {
+    return Node::MakeRange(query::Range{std::move(f), std::move(lo), std::move(hi), inc_lo, inc_hi},
+                           0);
+  };
+  EXPECT_EQ(names(Node::MakeExists("gpu_mem_mb", 0)), (Names{"a", "b"}));  // null is missing
+  EXPECT_EQ(names(Node::MakeExists("host", 0)), (Names{"a"}));             // an object
+  EXPECT_EQ(names(Not(Node::MakeExists("gpu_mem_mb", 0))), (Names{"c"}));
+  EXPECT_EQ(names(range("gpu_mem_mb", "10000", "")), (Names{"a"}));
+  EXPECT_EQ(names(range("gpu_mem_mb", "", "512", true, false)), Names{});
+  EXPECT_EQ(names(range("gpu_mem_mb", "", "512")), (Names{"b"}));
+  EXPECT_EQ(names(range("loss", "0.1", "1")), (Names{"b"}));  // a numeric string
+  EXPECT_EQ(names(range("user", "a", "b")), (Names{"c"}));    // strings by byte order
+  EXPECT_EQ(names(And({Msg("x"), range("gpu_mem_mb", "600", "")})), (Names{"a"}));
+  EXPECT_EQ(names(Or({Term("user", "alice"), range("gpu_mem_mb", "600", "")})), (Names{"a", "c"}));
+}
+
 TEST_F(SqliteStoreTest, BooleanOperators) {
   MustAppend({Ev("ab", kT0 + 1, "alpha beta"), Ev("a", kT0 + 2, "alpha"), Ev("b", kT0 + 3, "beta"),
               Ev("none", kT0 + 4, "gamma")});
