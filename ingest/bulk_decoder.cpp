@@ -1,5 +1,7 @@
 #include "ingest/bulk_decoder.h"
 
+#include "ingest/ndjson_lines.h"
+
 #include <fmt/format.h>
 
 namespace dashcam::ingest {
@@ -7,43 +9,13 @@ namespace {
 
 namespace od = simdjson::ondemand;
 
-struct Line {
-  std::string_view text;
-  std::size_t number = 0;  // 1-based
-};
-
-// Iterates the non-blank lines of the body.
-class LineReader {
- public:
-  LineReader(std::string_view body) : body_(body) {}
-  bool Next(Line& line) {
-    while (pos_ < body_.size()) {
-      std::size_t end = body_.find('\n', pos_);
-      if (end == std::string_view::npos) end = body_.size();
-      std::string_view text = body_.substr(pos_, end - pos_);
-      pos_ = end + 1;
-      ++number_;
-      if (text.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-      line = Line{text, number_};
-      return true;
-    }
-    return false;
-  }
-  std::size_t offset_of(std::string_view text) const {
-    return static_cast<std::size_t>(text.data() - body_.data());
-  }
-
- private:
-  std::string_view body_;
-  std::size_t pos_ = 0, number_ = 0;
-};
-
 Status ActionError(std::size_t line, std::string_view why) {
   return Status::InvalidArgument(fmt::format("malformed action/metadata line [{}]: {}", line, why));
 }
 
 // Parses `{"<op>":{"_index":..,"_id":..}}`.
-Status ParseAction(const Line& line, std::size_t capacity, od::parser& parser, BulkItem& item) {
+Status ParseAction(const NdjsonLine& line, std::size_t capacity, od::parser& parser,
+                   BulkItem& item) {
   od::document doc;
   od::object outer, meta;
   if (parser.iterate(line.text.data(), line.text.size(), capacity).get(doc) ||
@@ -95,12 +67,12 @@ Result<DecodedBulk> DecodeBulk(std::string_view padded_body, std::size_t body_si
                                const BulkLimits& limits, DocumentParser& parser) {
   DecodedBulk out;
   const std::string_view body = padded_body.substr(0, body_size);
-  LineReader lines(body);
+  NdjsonLines lines(body);
   od::parser action_parser;
-  Line line;
+  NdjsonLine line;
   while (lines.Next(line)) {
     BulkItem item;
-    const std::size_t capacity = padded_body.size() - lines.offset_of(line.text);
+    const std::size_t capacity = padded_body.size() - line.offset;
     if (auto s = ParseAction(line, capacity, action_parser, item); !s.ok()) return s;
     if (item.index.empty()) item.index = std::string(default_index);
     if (item.op == "delete") {
@@ -109,7 +81,7 @@ Result<DecodedBulk> DecodeBulk(std::string_view padded_body, std::size_t body_si
       out.items.push_back(std::move(item));
       continue;
     }
-    Line source;
+    NdjsonLine source;
     if (!lines.Next(source)) {
       Fail(item, 400, "action_request_validation_exception",
            fmt::format("action on line {} has no source line", line.number));
@@ -124,7 +96,7 @@ Result<DecodedBulk> DecodeBulk(std::string_view padded_body, std::size_t body_si
            fmt::format("document on line {} is {} bytes, over the limit of {}", source.number,
                        source.text.size(), limits.max_event_bytes));
     } else {
-      const std::size_t cap = padded_body.size() - lines.offset_of(source.text);
+      const std::size_t cap = padded_body.size() - source.offset;
       auto rec = parser.Parse(source.text, cap, arrival);
       if (!rec.ok()) {
         Fail(item, 400, "document_parsing_exception",

@@ -150,23 +150,27 @@ bool TestServer::Spawn() {
   return true;
 }
 
+namespace {
+
+// The port of the first "127.0.0.1:PORT" at or after `from`; 0 if none.
+std::uint16_t PortLoggedAt(const std::string& log, std::size_t from) {
+  const auto addr = log.find("127.0.0.1:", from);
+  if (addr == std::string::npos) return 0;
+  return static_cast<std::uint16_t>(std::atoi(log.c_str() + addr + 10));
+}
+
+}  // namespace
+
 bool TestServer::WaitUntilListening(std::chrono::seconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (pid_ > 0 && std::chrono::steady_clock::now() < deadline) {
     const std::string log = ReadLog().substr(log_offset_);
     const auto at = log.find("\"event\":\"listening\"");
     if (at != std::string::npos) {
-      const auto addr = log.find("127.0.0.1:", at);
-      if (addr != std::string::npos) {
-        port_ = static_cast<std::uint16_t>(std::atoi(log.c_str() + addr + 10));
-      }
+      port_ = PortLoggedAt(log, at);
       // "beats_listening" is logged before "listening" when the listener is on.
       const auto beats = log.find("\"event\":\"beats_listening\"");
-      beats_port_ = 0;
-      if (beats != std::string::npos && beats < at) {
-        beats_port_ =
-            static_cast<std::uint16_t>(std::atoi(log.c_str() + log.find("127.0.0.1:", beats) + 10));
-      }
+      beats_port_ = beats != std::string::npos && beats < at ? PortLoggedAt(log, beats) : 0;
       if (port_ != 0) return true;
       error_ = "no port in the listening line of " + log_path_;
       return false;
