@@ -8,7 +8,7 @@ packages=(
   build-essential cmake pkg-config git curl
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libsqlite3-dev sqlite3 libsimdjson-dev zlib1g-dev libssl-dev libzstd-dev
-  libre2-dev libcli11-dev libfmt-dev libspdlog-dev
+  libre2-dev libyaml-cpp-dev libcli11-dev libfmt-dev libspdlog-dev
   libgtest-dev libgmock-dev
   clang libclang-rt-14-dev clang-format
 )

@@ -14,9 +14,32 @@ std::string_view Trim(std::string_view s) {
 
 }  // namespace
 
+DocumentParser::DocumentParser(DocumentLimits limits, const Redactor* redactor)
+    : reader_(limits), redactor_(redactor) {
+  if (redactor_) doc_redactor_ = std::make_unique<DocumentRedactor>(*redactor_, limits.max_depth);
+}
+
 Result<storage::Record> DocumentParser::Parse(std::string_view json, std::size_t capacity,
                                               TimeMs arrival) {
-  if (auto s = reader_.Read(json, capacity, view_); !s.ok()) return s;
+  if (doc_redactor_) {
+    // On a JSON error the document is read as sent, so that the reader
+    // names the problem; its message is redacted below.
+    auto changed = doc_redactor_->Redact(json, capacity, redacted_, hits_);
+    if (changed.ok() && *changed) {
+      const std::size_t size = redacted_.size();
+      redacted_.append(simdjson::SIMDJSON_PADDING, ' ');
+      json = std::string_view(redacted_.data(), size);
+      capacity = redacted_.size();
+    }
+  }
+  if (auto s = reader_.Read(json, capacity, view_); !s.ok()) {
+    std::string masked;
+    RedactionHits ignored;
+    if (redactor_ && redactor_->RedactText(s.message(), masked, ignored)) {
+      return s.WithMessage(std::move(masked));
+    }
+    return s;
+  }
   storage::Record rec;
   rec.ts_ms = view_.timestamp.value_or(arrival);
   if (rec.ts_ms < kMinEventTime || rec.ts_ms >= kMaxEventTime) {
@@ -44,7 +67,7 @@ ParserPool::Lease ParserPool::Acquire() {
       idle_.pop_back();
     }
   }
-  if (!p) p = std::make_unique<DocumentParser>(limits_);
+  if (!p) p = std::make_unique<DocumentParser>(limits_, redactor_);
   return Lease(*this, std::move(p));
 }
 

@@ -12,7 +12,12 @@
 //            (`host.name`), arrays giving one field per element, numbers and
 //            booleans kept typed, nulls dropped. `message` and `@timestamp`
 //            are not repeated as fields; `msg`/`log`/`level` are.
-//   source   the document's text, unchanged.
+//   source   the document's text, unchanged unless redaction masked
+//            something in it (see document_redactor.h).
+//
+// With a Redactor, every document is redacted before it is read, so the
+// message, the fields and the source all hold the masked text; error
+// messages are redacted too, since they may quote the document.
 //
 // Parsing uses simdjson On Demand. A parser is not thread-safe: use one per
 // thread (ParserPool hands them out).
@@ -26,6 +31,8 @@
 
 #include <simdjson.h>
 
+#include "ingest/document_redactor.h"
+#include "ingest/redactor.h"
 #include "storage/document_reader.h"
 #include "storage/record.h"
 
@@ -35,7 +42,8 @@ using storage::DocumentLimits;
 
 class DocumentParser {
  public:
-  explicit DocumentParser(DocumentLimits limits = {}) : reader_(limits) {}
+  // `redactor` may be null (no redaction); it must outlive the parser.
+  explicit DocumentParser(DocumentLimits limits = {}, const Redactor* redactor = nullptr);
 
   // REQUIRES: `capacity - json.size() >= simdjson::SIMDJSON_PADDING`, i.e. the
   // bytes after `json` up to `capacity` are readable (their content is not).
@@ -45,12 +53,17 @@ class DocumentParser {
  private:
   storage::DocumentReader reader_;
   storage::DocumentView view_;  // reused between documents
+  const Redactor* redactor_;
+  std::unique_ptr<DocumentRedactor> doc_redactor_;  // set when redactor_ is
+  std::string redacted_;                            // the rewritten document, padded
+  RedactionHits hits_;
 };
 
 // A pool of parsers so worker threads need not own one each.
 class ParserPool {
  public:
-  explicit ParserPool(DocumentLimits limits = {}) : limits_(limits) {}
+  explicit ParserPool(DocumentLimits limits = {}, const Redactor* redactor = nullptr)
+      : limits_(limits), redactor_(redactor) {}
 
   class Lease {
    public:
@@ -70,6 +83,7 @@ class ParserPool {
 
  private:
   const DocumentLimits limits_;
+  const Redactor* const redactor_;
   std::mutex mu_;
   std::vector<std::unique_ptr<DocumentParser>> idle_;  // guarded by mu_
 };

@@ -52,6 +52,8 @@ class Status {
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
+  // The same code with another message.
+  Status WithMessage(std::string msg) const { return {code_, std::move(msg)}; }
   // "invalid_argument: <message>", for logs.
   std::string ToString() const;
 

@@ -1,0 +1,91 @@
+#include "ingest/secret_names.h"
+
+#include <algorithm>
+#include <array>
+#include <string>
+#include <vector>
+
+namespace dashcam::ingest {
+namespace {
+
+bool IsLower(char c) { return c >= 'a' && c <= 'z'; }
+bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsAlpha(char c) { return IsLower(c) || IsUpper(c); }
+
+char Lower(char c) { return IsUpper(c) ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// Words of a name, lowercased. Boundaries: any non-alphanumeric byte, a
+// lowercase->uppercase step ("clientSecret"), the last capital of an
+// acronym before a lowercase letter ("HFToken"), and letter<->digit steps.
+std::vector<std::string> SplitWords(std::string_view name) {
+  std::vector<std::string> words;
+  std::string cur;
+  const auto flush = [&] {
+    if (!cur.empty()) words.push_back(std::move(cur));
+    cur.clear();
+  };
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    if (!IsAlpha(c) && !IsDigit(c)) {
+      flush();
+      continue;
+    }
+    if (i > 0 && !cur.empty()) {
+      const char p = name[i - 1];
+      const bool camel = IsLower(p) && IsUpper(c);
+      const bool acronym_end =
+          IsUpper(p) && IsUpper(c) && i + 1 < name.size() && IsLower(name[i + 1]);
+      const bool digit_step = IsDigit(p) != IsDigit(c);
+      if (camel || acronym_end || digit_step) flush();
+    }
+    cur.push_back(Lower(c));
+  }
+  flush();
+  return words;
+}
+
+template <std::size_t N>
+bool OneOf(const std::string& w, const std::array<std::string_view, N>& set) {
+  return std::find(set.begin(), set.end(), w) != set.end();
+}
+
+constexpr std::array<std::string_view, 11> kSecretWords = {
+    "password",    "passwd",        "pwd",       "passphrase", "secret",   "credential",
+    "credentials", "authorization", "apikey",    "accesskey",  "privatekey"};
+constexpr std::array<std::string_view, 4> kKeyQualifiers = {"api", "access", "private", "secret"};
+// A trailing word that makes the name about the secret, not the secret.
+constexpr std::array<std::string_view, 30> kMetadataSuffixes = {
+    "id",      "ids",     "type",    "types",    "name",   "names",   "file",    "path",
+    "dir",     "length",  "len",     "size",     "count",  "counts",  "num",     "number",
+    "index",   "idx",     "expiry",  "expires",  "expire", "ttl",     "policy",  "required",
+    "enabled", "changed", "updated", "provider", "source", "version"};
+// Words before `token` that make it a tokenizer's token.
+constexpr std::array<std::string_view, 26> kVocabularyWords = {
+    "pad",   "eos",    "bos",   "unk",    "sep",    "cls",   "mask",  "special", "additional",
+    "max",   "min",    "num",   "total",  "input",  "output", "prompt", "completion",
+    "new",   "start",  "end",   "stop",   "image",  "audio",  "text",   "per",
+    "vocab"};
+
+bool SecretAt(const std::vector<std::string>& w, std::size_t i) {
+  if (OneOf(w[i], kSecretWords)) return true;
+  if (w[i] == "key" && i > 0 && OneOf(w[i - 1], kKeyQualifiers)) return true;
+  if (w[i] == "token") return i == 0 || !OneOf(w[i - 1], kVocabularyWords);
+  return false;
+}
+
+}  // namespace
+
+bool IsSecretName(std::string_view name) {
+  if (name == "PWD" || name == "OLDPWD") return false;
+  const auto words = SplitWords(name);
+  if (words.empty()) return false;
+  // "token_type", "api_key_id", "password_file": about a secret, not one.
+  if (words.size() > 1 && OneOf(words.back(), kMetadataSuffixes)) return false;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (SecretAt(words, i)) return true;
+  }
+  return false;
+}
+
+}  // namespace dashcam::ingest
