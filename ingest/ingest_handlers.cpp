@@ -234,4 +234,21 @@ boost::asio::awaitable<HttpResponse> HandleNdjsonIngest(HttpRequest req, IngestC
           {"accepted", accepted}, {"rejected", rejected}, {"errors", std::move(errors)}}));
 }
 
+HttpResponse HandleRedactionRules(const HttpRequest& req, const IngestContext& ctx) {
+  json::object body;
+  body["enabled"] = ctx.redactor != nullptr;
+  json::array rules;
+  json::array fields;
+  if (ctx.redactor) {
+    for (const auto& r : ctx.redactor->Describe()) {
+      rules.push_back(json::object{
+          {"name", r.name}, {"pattern", r.pattern}, {"group", r.group}, {"builtin", r.builtin}});
+    }
+    for (const auto& f : ctx.redactor->field_names()) fields.push_back(json::string(f));
+  }
+  body["rules"] = std::move(rules);
+  body["fields"] = std::move(fields);
+  return JsonResponse(req, 200, json::serialize(body));
+}
+
 }  // namespace dashcam::ingest

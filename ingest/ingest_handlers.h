@@ -1,6 +1,7 @@
 // HTTP handlers of the ingest endpoints:
 //   POST|PUT /_bulk, /{index}/_bulk   Elasticsearch bulk API (see PROTOCOLS.md 1.2-1.3)
 //   POST /api/v1/ingest               NDJSON, one event per line
+//   GET  /api/v1/redaction/rules      the redaction rules in force
 // Each handler decodes on the worker pool, queues the records and answers
 // only after the writer has committed them: a 2xx means durable. Bodies may
 // be gzip- or deflate-encoded.
@@ -49,10 +50,15 @@ struct IngestContext {
   IngestOptions options;
   std::function<TimeMs()> now;  // wall clock, for events without @timestamp
   Metrics& metrics;
+  const Redactor* redactor;  // null: redaction is off
 };
 
 boost::asio::awaitable<HttpResponse> HandleBulk(HttpRequest req, std::string default_index,
                                                 IngestContext& ctx);
 boost::asio::awaitable<HttpResponse> HandleNdjsonIngest(HttpRequest req, IngestContext& ctx);
+
+// GET /api/v1/redaction/rules: the active rules (name, pattern, group,
+// builtin) and the extra masked field names; never a redacted value.
+HttpResponse HandleRedactionRules(const HttpRequest& req, const IngestContext& ctx);
 
 }  // namespace dashcam::ingest

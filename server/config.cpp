@@ -63,6 +63,13 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
       ->envname("DASHCAM_BEATS_MAX_WINDOW")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1'000'000}))
       ->capture_default_str();
+  app.add_option("--redaction-rules", c.redaction_rules,
+                 "YAML file of redaction rules: add rules, disable defaults, mask fields")
+      ->envname("DASHCAM_REDACTION_RULES")
+      ->check(CLI::ExistingFile);
+  app.add_flag("--no-redaction", c.no_redaction,
+               "Store secrets (tokens, passwords, keys) as sent instead of masking them")
+      ->envname("DASHCAM_NO_REDACTION");
   app.add_flag("--debug", c.debug, "Log debug events")->envname("DASHCAM_DEBUG");
   app.add_option("--test-commit-delay-ms", c.test_commit_delay_ms)->group("");  // tests only
   try {

@@ -22,6 +22,8 @@ struct Config {
   std::string es_version = "8.17.0";            // version reported to Elasticsearch clients
   std::string beats_listen = "127.0.0.1:5044";  // Beats protocol host:port; empty: off
   std::size_t beats_max_window = 10000;         // largest Beats window (events) accepted
+  std::string redaction_rules;  // YAML rules file (ingest/redaction_rules.h); empty: defaults only
+  bool no_redaction = false;    // store secrets as sent (logged as a warning)
   bool debug = false;
   int test_commit_delay_ms = 0;  // hidden: slows every commit (tests)
 };

@@ -97,6 +97,10 @@ boost::asio::awaitable<HttpResponse> Router::Handle(HttpRequest req) {
     if (seg[2] == "search" && IsRead(method))
       co_return co_await api::HandleSearch(std::move(req), api_);
   }
+  if (seg.size() == 4 && seg[0] == "api" && seg[1] == "v1" && seg[2] == "redaction" &&
+      seg[3] == "rules" && IsRead(method)) {
+    co_return ingest::HandleRedactionRules(req, ingest_);
+  }
   if (IsRead(method) && seg.size() == 1) {
     if (const web::Asset* asset = web::FindAsset(path)) co_return AssetResponse(req, *asset);
   }

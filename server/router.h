@@ -10,6 +10,7 @@
 //   POST /{index}/_bulk         same, with a default index
 //   POST /api/v1/ingest         NDJSON ingest
 //   GET  /api/v1/search         search
+//   GET  /api/v1/redaction/rules  the redaction rules in force
 //   GET|POST /_search, /{index}/_search, /_count, /{index}/_count
 //                               Elasticsearch search API (api/es_search.h)
 //   /_license, /_ilm, /_index_template, /_data_stream, /_ingest/pipeline,

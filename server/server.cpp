@@ -17,6 +17,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "ingest/redactor.h"
 #include "server/beats_listener.h"
 #include "server/http_listener.h"
 #include "server/router.h"
@@ -53,8 +54,30 @@ void LogConfig(const Log& log, const Config& c) {
                         {"data_dir", c.data_dir},
                         {"threads", c.threads},
                         {"sync", c.sync},
+                        {"redaction", !c.no_redaction},
                         {"max_body_bytes", static_cast<std::uint64_t>(c.max_body_bytes)},
                         {"queue_bytes", static_cast<std::uint64_t>(c.queue_bytes)}});
+}
+
+// The redactor the configuration asks for; null with --no-redaction.
+Result<std::unique_ptr<ingest::Redactor>> MakeRedactor(const Config& c, Metrics& metrics,
+                                                       const Log& log) {
+  if (c.no_redaction) {
+    log.Warn("redaction_disabled",
+             {{"reason", "--no-redaction: tokens, passwords and keys are stored as sent"}});
+    return std::unique_ptr<ingest::Redactor>();
+  }
+  ingest::RedactionConfig rc;
+  if (!c.redaction_rules.empty()) {
+    auto loaded = ingest::LoadRedactionConfig(c.redaction_rules);
+    if (!loaded.ok()) return loaded.status();
+    rc = std::move(*loaded);
+  }
+  auto r = ingest::Redactor::Create(rc, &metrics);
+  if (!r.ok()) return r.status();
+  log.Info("redaction", {{"rules", static_cast<std::uint64_t>((*r)->Describe().size())},
+                         {"rules_file", c.redaction_rules}});
+  return r;
 }
 
 // Waits for the first signal, drains, then stops the io_context. A second
@@ -159,10 +182,15 @@ int RunServer(const Config& config, const Log& log) {
     log.Error("storage_open_failed", {{"error", store.status().ToString()}});
     return 1;
   }
+  Metrics metrics;
+  auto redactor = MakeRedactor(config, metrics, log);
+  if (!redactor.ok()) {
+    log.Error("bad_config", {{"error", redactor.status().message()}});
+    return 2;
+  }
   asio::io_context ioc(static_cast<int>(config.threads));
   asio::thread_pool workers(config.threads);
-  ingest::ParserPool parsers(ingest::DocumentLimits{});
-  Metrics metrics;
+  ingest::ParserPool parsers(ingest::DocumentLimits{}, redactor->get());
   ingest::IngestContext ingest_ctx{
       **store,
       workers.get_executor(),
@@ -170,7 +198,8 @@ int RunServer(const Config& config, const Log& log) {
       log,
       ingest::IngestOptions{config.max_body_bytes, {config.max_event_bytes}},
       WallClockMs,
-      metrics};
+      metrics,
+      redactor->get()};
   api::ApiContext api_ctx{**store,
                           workers.get_executor(),
                           log,
