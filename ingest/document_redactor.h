@@ -41,10 +41,12 @@ class DocumentRedactor {
                       RedactionHits& hits);
 
  private:
+  class Scanner;
   class Walker;
   const Redactor& redactor_;
   const std::size_t max_depth_;
   simdjson::ondemand::parser parser_;
+  std::string joined_;  // the document's strings, for one pre-check
 };
 
 }  // namespace dashcam::ingest

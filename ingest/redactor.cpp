@@ -82,6 +82,7 @@ Result<std::unique_ptr<Redactor>> Redactor::Create(const RedactionConfig& config
   }
 
   r->any_ = std::make_unique<RE2::Set>(RuleOptions(), RE2::UNANCHORED);
+  r->any_joined_ = std::make_unique<RE2::Set>(RuleOptions(), RE2::UNANCHORED);
   for (auto& spec : specs) {
     Compiled c;
     c.re = std::make_unique<RE2>(spec.pattern, RuleOptions());
@@ -109,6 +110,14 @@ Result<std::unique_ptr<Redactor>> Redactor::Create(const RedactionConfig& config
       return Status::InvalidArgument(
           fmt::format("redaction rule {}: invalid pattern: {}", spec.name, err));
     }
+    // \A, \z and a (?-m) flag keep their meaning in multi-line mode.
+    const bool absolute_anchor = spec.pattern.find("\\A") != std::string::npos ||
+                                 spec.pattern.find("\\z") != std::string::npos ||
+                                 spec.pattern.find("-m") != std::string::npos;
+    if (absolute_anchor) r->any_joined_.reset();
+    if (r->any_joined_ && r->any_joined_->Add("(?m)" + spec.pattern, &err) < 0) {
+      r->any_joined_.reset();
+    }
     const auto existing = std::find(r->names_.begin(), r->names_.end(), spec.name);
     c.id = static_cast<std::size_t>(existing - r->names_.begin());
     if (existing == r->names_.end()) r->names_.push_back(spec.name);
@@ -118,6 +127,7 @@ Result<std::unique_ptr<Redactor>> Redactor::Create(const RedactionConfig& config
   if (!r->any_->Compile()) {
     return Status::InvalidArgument("redaction: the rule set is too large to compile");
   }
+  if (r->any_joined_ && !r->any_joined_->Compile()) r->any_joined_.reset();
   r->secret_field_id_ = r->names_.size();
   r->names_.emplace_back(kSecretFieldRule);
   for (const auto& f : config.field_names) r->field_names_.push_back(Lowercase(f));
@@ -200,6 +210,14 @@ bool Redactor::RedactText(std::string_view in, std::string& out, RedactionHits& 
   if (!changed) return false;
   out = std::move(cur);
   return true;
+}
+
+bool Redactor::MayMatchAny(std::string_view joined) const {
+  if (rules_.empty()) return false;
+  if (!any_joined_) return true;
+  RE2::Set::ErrorInfo info;
+  if (any_joined_->Match(joined, nullptr, &info)) return true;
+  return info.kind != RE2::Set::kNoError;  // out of memory: cannot tell
 }
 
 bool Redactor::IsSecretField(std::string_view name) const {

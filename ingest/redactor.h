@@ -58,6 +58,10 @@ class Redactor {
   // is nothing to mask; else writes the redacted text to `out`.
   bool RedactText(std::string_view in, std::string& out, RedactionHits& hits) const;
 
+  // A cheap pre-check over many strings at once: `joined` is strings
+  // separated by '\n'. False means RedactText would change none of them.
+  bool MayMatchAny(std::string_view joined) const;
+
   // Whether a JSON field named `name` has its whole value masked.
   bool IsSecretField(std::string_view name) const;
   std::size_t secret_field_rule() const { return secret_field_id_; }
@@ -91,6 +95,10 @@ class Redactor {
 
   std::vector<Compiled> rules_;
   std::unique_ptr<RE2::Set> any_;  // all patterns, to skip clean text in one pass
+  // The same patterns in multi-line mode, so that ^ and $ also match at the
+  // '\n' between joined strings; null when a pattern uses \A or \z, which
+  // cannot be made to.
+  std::unique_ptr<RE2::Set> any_joined_;
   std::vector<std::string> names_;
   std::vector<Counter*> counters_;  // by id; null without metrics
   std::vector<std::string> field_names_;  // lowercased

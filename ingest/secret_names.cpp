@@ -74,9 +74,26 @@ bool SecretAt(const std::vector<std::string>& w, std::size_t i) {
   return false;
 }
 
+// Whether the name contains, in any case, a fragment every secret word has:
+// most names ("host", "gpu_id") are rejected here without splitting.
+bool MayBeSecret(std::string_view name) {
+  constexpr std::string_view kFragments[] = {"pass", "pwd", "secret", "token", "key", "credential",
+                                             "auth"};
+  for (const auto frag : kFragments) {
+    if (name.size() < frag.size()) continue;
+    for (std::size_t i = 0; i + frag.size() <= name.size(); ++i) {
+      std::size_t j = 0;
+      while (j < frag.size() && Lower(name[i + j]) == frag[j]) ++j;
+      if (j == frag.size()) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 bool IsSecretName(std::string_view name) {
+  if (!MayBeSecret(name)) return false;
   if (name == "PWD" || name == "OLDPWD") return false;
   const auto words = SplitWords(name);
   if (words.empty()) return false;
