@@ -22,6 +22,10 @@
 //   8. beats     a fresh server and data dir; the same events over the Beats
 //                protocol (see beats_load_driver.h): events/s and the ratio
 //                to the _bulk figure.
+//   9. redaction the CPU time of redacting every event in this process (one
+//                core), then a fresh server with --no-redaction given the
+//                same _bulk bodies: events/s, and what redaction costs end
+//                to end against phase 5.
 // --baseline-only stops after 2; --dump-ndjson PATH writes the events after 1
 // and stops.
 //
@@ -48,6 +52,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ingest/document_redactor.h"
+#include "ingest/redactor.h"
 #include "storage/status.h"
 #include "tests/bench/beats_load_driver.h"
 #include "tests/bench/bulk_bodies.h"
@@ -408,7 +414,61 @@ bool BeatsPhase(const ServerRun& run, const std::string& binary, double bulk_eve
   return load.failed_windows == 0 && exit.ok();
 }
 
-// Phases 4 to 8. Returns the exit code.
+// Phase 9a: redaction's CPU cost per event, measured in this process.
+void RedactionCpuPhase(const EventCorpus& corpus) {
+  auto redactor = ingest::Redactor::Create(ingest::RedactionConfig{});
+  if (!redactor.ok()) {
+    std::fprintf(stderr, "redaction: %s\n", redactor.status().ToString().c_str());
+    return;
+  }
+  ingest::DocumentRedactor doc(**redactor);
+  std::string padded, out;
+  ingest::RedactionHits hits;
+  size_t changed = 0;
+  auto start = Clock::now();
+  for (size_t i = 0; i < corpus.size(); ++i) {
+    padded.assign(corpus.Json(i));
+    const size_t size = padded.size();
+    padded.append(simdjson::SIMDJSON_PADDING, ' ');
+    auto r = doc.Redact(std::string_view(padded.data(), size), padded.size(), out, hits);
+    if (r.ok() && *r) ++changed;
+  }
+  const double seconds = SecondsSince(start);
+  const auto n = static_cast<double>(corpus.size());
+  PrintMetric("redaction.cpu_events_per_s", n / seconds, "events/s (one core, in process)");
+  PrintMetric("redaction.cpu_us_per_event", seconds * 1e6 / n, "us", 2);
+  PrintMetric("redaction.events_masked", static_cast<double>(changed), "events");
+}
+
+// Phase 9b: the same _bulk load into a fresh server with --no-redaction.
+bool NoRedactionPhase(const ServerRun& run, const std::string& binary, double bulk_events_per_s) {
+  testing::TestServerOptions options;
+  options.data_dir = (fs::path(run.work.path()) / "raw-data").string();
+  options.binary = binary;
+  options.threads = run.flags.server_threads;
+  options.log_path = (fs::path(run.work.path()) / "server-raw.log").string();
+  options.extra_args = {"--no-redaction", "--beats-listen", ""};
+  TestServer server(std::move(options));
+  if (!server.Spawn() || !server.WaitUntilListening(kHealthzTimeout)) {
+    std::fprintf(stderr, "no-redaction: the server did not start: %s\n", server.error().c_str());
+    return false;
+  }
+  BulkLoadResult load = DriveBulkLoad(server.port(), run.bodies, run.flags.connections, nullptr);
+  const double events_per_s = static_cast<double>(load.events_ok) / load.seconds;
+  PrintMetric("no_redaction.events_per_s", events_per_s, "events/s");
+  if (bulk_events_per_s > 0 && events_per_s > 0) {
+    PrintMetric("redaction.throughput_ratio", bulk_events_per_s / events_per_s,
+                "x (with / without redaction)", 3);
+    PrintMetric("redaction.cost_pct", 100.0 * (1.0 - bulk_events_per_s / events_per_s), "%", 1);
+  }
+  server.Stop(SIGTERM, kStopGraceSeconds);
+  server.Kill();
+  const ExitStatus exit = server.exit_status().value();
+  PrintText("no_redaction.server_exit", exit.ToString());
+  return load.failed_requests == 0 && exit.ok();
+}
+
+// Phases 4 to 9. Returns the exit code.
 int ServerPhases(const ServerRun& run, const std::string& binary) {
   const fs::path data_dir = fs::path(run.work.path()) / "data";
   testing::TestServerOptions options;
@@ -436,7 +496,10 @@ int ServerPhases(const ServerRun& run, const std::string& binary) {
     std::fprintf(stderr, "--- tail of %s ---\n%s\n", server.log_path().c_str(), log.c_str());
   }
   if (!ok || !exit.ok()) return kExitFailures;
-  return BeatsPhase(run, binary, bulk_events_per_s) ? kExitOk : kExitFailures;
+  const bool beats_ok = BeatsPhase(run, binary, bulk_events_per_s);
+  RedactionCpuPhase(run.corpus);
+  const bool raw_ok = NoRedactionPhase(run, binary, bulk_events_per_s);
+  return beats_ok && raw_ok ? kExitOk : kExitFailures;
 }
 
 int Main(int argc, char** argv) {
