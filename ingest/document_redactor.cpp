@@ -20,6 +20,14 @@ std::string_view TrimRight(std::string_view s) {
 
 Status Invalid() { return Status::InvalidArgument("invalid JSON"); }
 
+// Whether `v` is the literal null. is_null() fails on a bad literal such as
+// `nul`; its result must be read with get(), since converting it to bool
+// throws on that error.
+bool IsNull(od::value& v) {
+  bool null = false;
+  return !v.is_null().get(null) && null;
+}
+
 }  // namespace
 
 // The first pass: joins every string value with '\n' and notes whether any
@@ -147,7 +155,7 @@ class DocumentRedactor::Walker {
         } else if (type == od::json_type::boolean) {
           bool b;
           if (v.get_bool().get(b)) return Invalid();
-        } else if (!v.is_null()) {
+        } else if (!IsNull(v)) {
           return Invalid();
         }
         return Status::Ok();
@@ -192,7 +200,7 @@ class DocumentRedactor::Walker {
     if (v.type().get(type)) return Invalid();
     if (type == od::json_type::null) {
       out_.append("null");  // nothing to hide
-      return v.is_null() ? Status::Ok() : Invalid();
+      return IsNull(v) ? Status::Ok() : Invalid();
     }
     out_.push_back('"');
     out_.append("[REDACTED:");

@@ -7,8 +7,14 @@ namespace dashcam::ingest {
 namespace {
 
 // A percent-encoded-aware value: any byte but the terminators, or a %XX
-// escape other than %26 ('&', which ends a query parameter).
-#define DC_QUERY_VALUE R"((?:[^\s&"'<>#%]|%[013-9a-fA-F][0-9a-fA-F]|%2[0-57-9a-fA-F])+)"
+// escape other than %26 ('&', which ends a query parameter). ',' and ';'
+// end it too, as they end a value in `a=1,b=2` lists and in headers, and a
+// last ')', '}' or '.' is the punctuation around it: in `(token=abc),` the
+// value is `abc`, so the punctuation survives and a specific mask inside an
+// assignment (`HF_TOKEN=[REDACTED:huggingface_token],`) is not masked again.
+#define DC_QUERY_BYTE R"([^\s&"'<>#%,;]|%[013-9a-fA-F][0-9a-fA-F]|%2[0-57-9a-fA-F])"
+#define DC_QUERY_LAST R"([^\s&"'<>#%,;)}.]|%[013-9a-fA-F][0-9a-fA-F]|%2[0-57-9a-fA-F])"
+#define DC_QUERY_VALUE "(?:(?:" DC_QUERY_BYTE ")*(?:" DC_QUERY_LAST "))"
 
 RedactionRule Rule(const char* name, const char* pattern, const char* group = "secret",
                    const char* name_group = "") {
@@ -41,9 +47,9 @@ std::vector<RedactionRule> DefaultRedactionRules() {
       // Jupyter's ?token=/&token= in URLs, also percent-encoded in another URL.
       Rule("jupyter_token", R"((?i)(?:[?&]|%3f|%26)token(?:=|%3d)(?P<secret>)" DC_QUERY_VALUE ")"),
       Rule("authorization_header",
-           R"((?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|apikey|api-key|token|digest|negotiate|ntlm)\s+)?(?P<secret>[^\s"']+))"),
+           R"((?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|apikey|api-key|token|digest|negotiate|ntlm)\s+)?(?P<secret>[^\s"',;]*[^\s"',;)}.]))"),
       Rule("api_key_header",
-           R"((?i)\bx-[a-z0-9-]*(?:key|token|secret|auth)["']?\s*:\s*["']?(?P<secret>[^\s"',;]+))"),
+           R"((?i)\bx-[a-z0-9-]*(?:key|token|secret|auth)["']?\s*:\s*["']?(?P<secret>[^\s"',;]*[^\s"',;)}.]))"),
       Rule("bearer_token", R"(\b[Bb]earer\s+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*))"),
       // NAME=value, NAME: value, "NAME": "value", export NAME=value, and
       // NAME%3Dvalue, for names IsSecretName() accepts. (Authorization is

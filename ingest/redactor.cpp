@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -27,6 +28,33 @@ bool IsMask(std::string_view s) {
   }
   const auto name = s.substr(kMaskPrefix.size(), s.size() - kMaskPrefix.size() - 1);
   return std::all_of(name.begin(), name.end(), IsMaskNameChar);
+}
+
+// The [begin, end) spans of the masks already in `text`, in order.
+std::vector<std::pair<std::size_t, std::size_t>> MaskSpans(std::string_view text) {
+  std::vector<std::pair<std::size_t, std::size_t>> spans;
+  for (auto b = text.find(kMaskPrefix); b != std::string_view::npos;
+       b = text.find(kMaskPrefix, b + 1)) {
+    const std::size_t name = b + kMaskPrefix.size();
+    std::size_t e = name;
+    while (e < text.size() && IsMaskNameChar(text[e])) ++e;
+    if (e > name && e < text.size() && text[e] == ']') spans.emplace_back(b, e + 1);
+  }
+  return spans;
+}
+
+// Shrinks [b, e) so that it does not cut through a mask: a rule must not
+// see "[REDACTED:github_token]@" as user "[REDACTED" and password
+// "github_token]". Whole masks inside [b, e) may stay.
+void KeepMasksWhole(const std::vector<std::pair<std::size_t, std::size_t>>& spans, std::size_t& b,
+                    std::size_t& e) {
+  // The first mask ending after b, then every mask starting before e.
+  auto it = std::upper_bound(spans.begin(), spans.end(), b,
+                             [](std::size_t pos, const auto& s) { return pos < s.second; });
+  for (; it != spans.end() && it->first < e; ++it) {
+    if (it->first < b) b = it->second;
+    if (it->second > e) e = std::max(b, it->first);
+  }
 }
 
 std::string Lowercase(std::string_view s) {
@@ -150,6 +178,8 @@ bool Redactor::ApplyRule(const Compiled& rule, const std::string& text, std::str
   std::size_t pos = 0;
   std::size_t copied = 0;
   bool masked = false;
+  std::vector<std::pair<std::size_t, std::size_t>> masks;
+  bool masks_found = false;
   while (pos <= text.size() &&
          rule.re->Match(text, pos, text.size(), RE2::UNANCHORED, m.data(), ngroups)) {
     const std::size_t match_end = static_cast<std::size_t>(m[0].data() - text.data()) + m[0].size();
@@ -167,7 +197,12 @@ bool Redactor::ApplyRule(const Compiled& rule, const std::string& text, std::str
       ++b;
       --e;
     }
-    if (e == b || IsMask(std::string_view(text).substr(b, e - b))) continue;
+    if (!masks_found) {
+      masks = MaskSpans(text);
+      masks_found = true;
+    }
+    KeepMasksWhole(masks, b, e);
+    if (e <= b || IsMask(std::string_view(text).substr(b, e - b))) continue;
     out.append(text, copied, b - copied);
     out.append(mask);
     copied = e;
@@ -181,7 +216,9 @@ bool Redactor::ApplyRule(const Compiled& rule, const std::string& text, std::str
 }
 
 bool Redactor::RedactText(std::string_view in, std::string& out, RedactionHits& hits) const {
-  if (rules_.empty() || !any_->Match(in, nullptr)) return false;
+  if (rules_.empty()) return false;
+  RE2::Set::ErrorInfo first;
+  if (!any_->Match(in, nullptr, &first) && first.kind == RE2::Set::kNoError) return false;
   std::string cur(in);
   std::string next;
   bool changed = false;
