@@ -11,14 +11,16 @@ namespace {
 constexpr std::string_view kRedactedField = "redacted";
 
 std::string_view TrimRight(std::string_view s) {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' ||
-                        s.back() == '\r')) {
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r')) {
     s.remove_suffix(1);
   }
   return s;
 }
 
-Status Invalid() { return Status::InvalidArgument("invalid JSON"); }
+Status Invalid() {
+  return Status::InvalidArgument("invalid JSON");
+}
 
 // Whether `v` is the literal null. is_null() fails on a bad literal such as
 // `nul`; its result must be read with get(), since converting it to bool
@@ -233,8 +235,8 @@ class DocumentRedactor::Walker {
   bool changed_ = false;
 };
 
-Result<bool> DocumentRedactor::Redact(std::string_view json, std::size_t capacity,
-                                      std::string& out, RedactionHits& hits) {
+Result<bool> DocumentRedactor::Redact(std::string_view json, std::size_t capacity, std::string& out,
+                                      RedactionHits& hits) {
   hits.Clear();
   od::document doc;
   od::object obj;

@@ -27,9 +27,10 @@ std::vector<RedactionRule> DefaultRedactionRules() {
   return {
       // Whole PEM/PGP private key blocks; an unterminated block (a log line
       // cut short) is masked to the end of the string.
-      Rule("private_key",
-           R"(-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$))",
-           ""),
+      Rule(
+          "private_key",
+          R"(-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$))",
+          ""),
       Rule("jwt", R"(\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*)", ""),
       Rule("aws_access_key_id", R"(\b(?:AKIA|ASIA)[A-Z0-9]{16}\b)", ""),
       Rule("github_token", R"(\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}))", ""),
@@ -42,21 +43,26 @@ std::vector<RedactionRule> DefaultRedactionRules() {
       // inside another URL (https%3A%2F%2Fuser%3Apass%40host).
       Rule("url_credentials",
            R"((?i)\b[a-z][a-z0-9+.-]*://[^\s/?#@:"'<>]*:(?P<secret>[^\s/?#"'<>]+)@)"),
-      Rule("url_credentials",
-           R"((?i)\b[a-z][a-z0-9+.-]*%3a%2f%2f[^\s/?#@:"'<>%&]*%3a(?P<secret>(?:[^\s/?#@"'<>&%]|%[0-9a-f]{2})+?)%40)"),
+      Rule(
+          "url_credentials",
+          R"((?i)\b[a-z][a-z0-9+.-]*%3a%2f%2f[^\s/?#@:"'<>%&]*%3a(?P<secret>(?:[^\s/?#@"'<>&%]|%[0-9a-f]{2})+?)%40)"),
       // Jupyter's ?token=/&token= in URLs, also percent-encoded in another URL.
       Rule("jupyter_token", R"((?i)(?:[?&]|%3f|%26)token(?:=|%3d)(?P<secret>)" DC_QUERY_VALUE ")"),
-      Rule("authorization_header",
-           R"((?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|apikey|api-key|token|digest|negotiate|ntlm)\s+)?(?P<secret>[^\s"',;]*[^\s"',;)}.]))"),
-      Rule("api_key_header",
-           R"((?i)\bx-[a-z0-9-]*(?:key|token|secret|auth)["']?\s*:\s*["']?(?P<secret>[^\s"',;]*[^\s"',;)}.]))"),
+      Rule(
+          "authorization_header",
+          R"((?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|apikey|api-key|token|digest|negotiate|ntlm)\s+)?(?P<secret>[^\s"',;]*[^\s"',;)}.]))"),
+      Rule(
+          "api_key_header",
+          R"((?i)\bx-[a-z0-9-]*(?:key|token|secret|auth)["']?\s*:\s*["']?(?P<secret>[^\s"',;]*[^\s"',;)}.]))"),
       Rule("bearer_token", R"(\b[Bb]earer\s+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*))"),
       // NAME=value, NAME: value, "NAME": "value", export NAME=value, and
       // NAME%3Dvalue, for names IsSecretName() accepts. (Authorization is
       // left to the header rule, which keeps the scheme.)
-      Rule("secret_assignment",
-           R"((?i)(?:^|[^a-z0-9_.-])(?P<name>[a-z0-9_.-]*(?:passw|pwd|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credential)[a-z0-9_.-]*)["']?\s*(?:=|:|%3d)\s*(?P<secret>"[^"\n]*"|'[^'\n]*'|)" DC_QUERY_VALUE ")",
-           "secret", "name"),
+      Rule(
+          "secret_assignment",
+          R"((?i)(?:^|[^a-z0-9_.-])(?P<name>[a-z0-9_.-]*(?:passw|pwd|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credential)[a-z0-9_.-]*)["']?\s*(?:=|:|%3d)\s*(?P<secret>"[^"\n]*"|'[^'\n]*'|)" DC_QUERY_VALUE
+          ")",
+          "secret", "name"),
   };
 }
 
@@ -102,12 +108,13 @@ Result<RedactionRule> ParseRule(const YAML::Node& node, const std::string& path,
     } else if (key == "group") {
       rule.group = kv.second.as<std::string>();
     } else {
-      return Bad(path, fmt::format("rules[{}]: unknown key '{}' (name, pattern, group)", index, key));
+      return Bad(path,
+                 fmt::format("rules[{}]: unknown key '{}' (name, pattern, group)", index, key));
     }
   }
   if (!ValidRuleName(rule.name)) {
-    return Bad(path, fmt::format("rules[{}]: name '{}' must be 1-64 of [a-z0-9_]", index,
-                                 rule.name));
+    return Bad(path,
+               fmt::format("rules[{}]: name '{}' must be 1-64 of [a-z0-9_]", index, rule.name));
   }
   if (rule.pattern.empty()) {
     return Bad(path, fmt::format("rule {}: pattern is missing", rule.name));

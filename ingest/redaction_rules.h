@@ -37,9 +37,9 @@ inline constexpr const char* kSecretFieldRule = "secret_field";
 
 struct RedactionConfig {
   bool enabled = true;
-  std::vector<RedactionRule> rules;       // added after the defaults
-  std::vector<std::string> disabled;      // names of default rules
-  std::vector<std::string> field_names;   // masked whatever their value
+  std::vector<RedactionRule> rules;      // added after the defaults
+  std::vector<std::string> disabled;     // names of default rules
+  std::vector<std::string> field_names;  // masked whatever their value
 };
 
 // dashcam's default rules, in the order they are applied (specific token

@@ -18,7 +18,9 @@ constexpr std::string_view kMaskPrefix = "[REDACTED:";
 constexpr int kMaxRounds = 8;
 constexpr int kMaxGroups = 10;
 
-bool IsMaskNameChar(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; }
+bool IsMaskNameChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+}
 
 // Whether `s` is exactly one mask, "[REDACTED:name]".
 bool IsMask(std::string_view s) {
@@ -119,7 +121,8 @@ Result<std::unique_ptr<Redactor>> Redactor::Create(const RedactionConfig& config
           fmt::format("redaction rule {}: invalid pattern: {}", spec.name, c.re->error()));
     }
     const auto& groups = c.re->NamedCapturingGroups();
-    for (auto [want, slot] : {std::pair{&spec.group, &c.group}, {&spec.name_group, &c.name_group}}) {
+    for (auto [want, slot] :
+         {std::pair{&spec.group, &c.group}, {&spec.name_group, &c.name_group}}) {
       if (want->empty()) continue;
       const auto it = groups.find(*want);
       if (it == groups.end()) {
@@ -127,9 +130,9 @@ Result<std::unique_ptr<Redactor>> Redactor::Create(const RedactionConfig& config
             "redaction rule {}: the pattern has no group named '{}'", spec.name, *want));
       }
       if (it->second >= kMaxGroups) {
-        return Status::InvalidArgument(fmt::format(
-            "redaction rule {}: group '{}' must be among the first {} groups", spec.name, *want,
-            kMaxGroups - 1));
+        return Status::InvalidArgument(
+            fmt::format("redaction rule {}: group '{}' must be among the first {} groups",
+                        spec.name, *want, kMaxGroups - 1));
       }
       *slot = it->second;
     }

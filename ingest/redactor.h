@@ -100,7 +100,7 @@ class Redactor {
   // cannot be made to.
   std::unique_ptr<RE2::Set> any_joined_;
   std::vector<std::string> names_;
-  std::vector<Counter*> counters_;  // by id; null without metrics
+  std::vector<Counter*> counters_;        // by id; null without metrics
   std::vector<std::string> field_names_;  // lowercased
   std::size_t secret_field_id_ = 0;
 };

@@ -8,12 +8,22 @@
 namespace dashcam::ingest {
 namespace {
 
-bool IsLower(char c) { return c >= 'a' && c <= 'z'; }
-bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsAlpha(char c) { return IsLower(c) || IsUpper(c); }
+bool IsLower(char c) {
+  return c >= 'a' && c <= 'z';
+}
+bool IsUpper(char c) {
+  return c >= 'A' && c <= 'Z';
+}
+bool IsDigit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool IsAlpha(char c) {
+  return IsLower(c) || IsUpper(c);
+}
 
-char Lower(char c) { return IsUpper(c) ? static_cast<char>(c - 'A' + 'a') : c; }
+char Lower(char c) {
+  return IsUpper(c) ? static_cast<char>(c - 'A' + 'a') : c;
+}
 
 // Words of a name, lowercased. Boundaries: any non-alphanumeric byte, a
 // lowercase->uppercase step ("clientSecret"), the last capital of an
@@ -51,21 +61,20 @@ bool OneOf(const std::string& w, const std::array<std::string_view, N>& set) {
 }
 
 constexpr std::array<std::string_view, 11> kSecretWords = {
-    "password",    "passwd",        "pwd",       "passphrase", "secret",   "credential",
-    "credentials", "authorization", "apikey",    "accesskey",  "privatekey"};
+    "password",    "passwd",        "pwd",    "passphrase", "secret",    "credential",
+    "credentials", "authorization", "apikey", "accesskey",  "privatekey"};
 constexpr std::array<std::string_view, 4> kKeyQualifiers = {"api", "access", "private", "secret"};
 // A trailing word that makes the name about the secret, not the secret.
 constexpr std::array<std::string_view, 30> kMetadataSuffixes = {
-    "id",      "ids",     "type",    "types",    "name",   "names",   "file",    "path",
-    "dir",     "length",  "len",     "size",     "count",  "counts",  "num",     "number",
-    "index",   "idx",     "expiry",  "expires",  "expire", "ttl",     "policy",  "required",
+    "id",      "ids",     "type",    "types",    "name",   "names",  "file",   "path",
+    "dir",     "length",  "len",     "size",     "count",  "counts", "num",    "number",
+    "index",   "idx",     "expiry",  "expires",  "expire", "ttl",    "policy", "required",
     "enabled", "changed", "updated", "provider", "source", "version"};
 // Words before `token` that make it a tokenizer's token.
 constexpr std::array<std::string_view, 26> kVocabularyWords = {
-    "pad",   "eos",    "bos",   "unk",    "sep",    "cls",   "mask",  "special", "additional",
-    "max",   "min",    "num",   "total",  "input",  "output", "prompt", "completion",
-    "new",   "start",  "end",   "stop",   "image",  "audio",  "text",   "per",
-    "vocab"};
+    "pad",   "eos", "bos",  "unk",   "sep",   "cls",    "mask",   "special",    "additional",
+    "max",   "min", "num",  "total", "input", "output", "prompt", "completion", "new",
+    "start", "end", "stop", "image", "audio", "text",   "per",    "vocab"};
 
 bool SecretAt(const std::vector<std::string>& w, std::size_t i) {
   if (OneOf(w[i], kSecretWords)) return true;
@@ -77,8 +86,8 @@ bool SecretAt(const std::vector<std::string>& w, std::size_t i) {
 // Whether the name contains, in any case, a fragment every secret word has:
 // most names ("host", "gpu_id") are rejected here without splitting.
 bool MayBeSecret(std::string_view name) {
-  constexpr std::string_view kFragments[] = {"pass", "pwd", "secret", "token", "key", "credential",
-                                             "auth"};
+  constexpr std::string_view kFragments[] = {"pass", "pwd",        "secret", "token",
+                                             "key",  "credential", "auth"};
   for (const auto frag : kFragments) {
     if (name.size() < frag.size()) continue;
     for (std::size_t i = 0; i + frag.size() <= name.size(); ++i) {
