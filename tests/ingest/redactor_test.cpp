@@ -789,6 +789,21 @@ class LoadRedactionConfigTest : public ::testing::Test {
   dashcam::testing::TempDir dir_;
 };
 
+// The sample shipped in deploy/ loads, compiles and does what it says.
+TEST(DeployedRedactionRulesTest, SampleFileWorks) {
+  auto config = LoadRedactionConfig(DASHCAM_SOURCE_DIR "/deploy/redaction-rules.yml");
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  auto redactor = Redactor::Create(*config);
+  ASSERT_TRUE(redactor.ok()) << redactor.status().ToString();
+  std::string out;
+  RedactionHits hits;
+  ASSERT_TRUE((*redactor)->RedactText("vault login hvs.CAESIJ0k9zXq7WmR2bT4vN8pL1sQ", out, hits));
+  EXPECT_EQ(out, "vault login [REDACTED:vault_token]");
+  ASSERT_TRUE((*redactor)->RedactText("ldap_bind cn=admin Sup3rS3cret!", out, hits));
+  EXPECT_EQ(out, "ldap_bind cn=admin [REDACTED:lab_ldap_password]");
+  EXPECT_TRUE((*redactor)->IsSecretField("Session_Cookie"));
+}
+
 TEST_F(LoadRedactionConfigTest, GoodFile) {
   auto c = LoadRedactionConfig(Write(R"(# lab rules
 rules:
