@@ -128,6 +128,12 @@ class SqlBuilder {
       }
       case NodeKind::kTerm:
         break;  // handled above
+      case NodeKind::kWildcard:
+      case NodeKind::kRegex:
+      case NodeKind::kNear:
+      case NodeKind::kFuzzy:
+        return Status::InvalidArgument(
+            "this query kind is not supported by the SQLite backend yet");
     }
     return std::string("1");
   }
