@@ -68,7 +68,7 @@
 // are resolved here, so the tree carries epoch milliseconds:
 //   2026                       a year;  2026-11  a month;  2026-11-29  a day
 //   2026-11-29T10:00[:05[.123]][Z|+01:00]   a minute, second, millisecond
-//   1764410400000              epoch milliseconds (5 or more digits)
+//   1764410400000              epoch milliseconds (any digits but a 4-digit year)
 //   now                        ParseLimits::now
 //   <anchor>(+|-)<n><unit>     date math: now-1h, now+2d, 2026-11-29||+1M
 //   <anchor>/<unit>            rounding: now/d (a date needs `||` before math)
