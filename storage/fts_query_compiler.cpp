@@ -32,10 +32,16 @@ using Fts = std::optional<std::string>;
 // phrases when the expansions multiply to at most this many.
 constexpr std::size_t kMaxPhraseProduct = 64;
 
+// A prefix of a message token could also be the start of a field term
+// (`lo*` and `log.level` 0x1F ...): message prefixes name their column.
+std::string MessagePrefix(std::string phrase) {
+  return "message : " + phrase + " *";
+}
+
 std::string TermExpression(const query::Term& t) {
   if (query::IsMessageField(t.field)) {
     std::string e = QuoteFtsString(EncodeMessagePhrase(t.text));
-    return t.prefix ? e + " *" : e;
+    return t.prefix ? MessagePrefix(e) : e;
   }
   std::string e = QuoteFtsString(EncodeFieldPhrase(t.field, t.text));
   if (t.prefix) return e + " *";
@@ -321,13 +327,16 @@ Result<std::string> Compiler::RangeCondition(const query::Range& r) {
   return fmt::format("e.key BETWEEN ?{} AND ?{}", Param(lo), Param(hi));
 }
 
-// An event's id is its doc_id, else its key in FormatEventKey form.
+// An event's id is its doc_id, else its key in FormatEventKey form. (The
+// sub-select uses the doc_id index, and unlike `e.doc_id = ?` is never NULL,
+// which NOT would keep NULL.)
 std::string Compiler::IdCondition(const std::string& id) {
-  const int doc = Param(id);
-  const auto key = ParseEventKey(id);
-  if (!key) return fmt::format("e.doc_id = ?{}", doc);
-  return fmt::format("(e.doc_id = ?{} OR (e.doc_id IS NULL AND e.key = ?{}))", doc,
-                     Param(static_cast<std::int64_t>(*key)));
+  std::string sql = fmt::format("e.key IN (SELECT key FROM events WHERE doc_id = ?{})", Param(id));
+  if (const auto key = ParseEventKey(id)) {
+    sql = fmt::format("({} OR (e.key = ?{} AND e.doc_id IS NULL))", sql,
+                      Param(static_cast<std::int64_t>(*key)));
+  }
+  return sql;
 }
 
 Result<const LeafPlan*> Compiler::Plan(const Node& n) {
@@ -463,6 +472,8 @@ Fts Compiler::LiteralsFts(const LiteralTree& tree, const std::string& prefix) {
       GuaranteedPhrase phrase = GuaranteedTokens(tree.literal);
       if (phrase.tokens.empty()) return std::nullopt;
       for (std::string& t : phrase.tokens) t = prefix + t;
+      if (phrase.last_is_prefix && prefix.empty())
+        return MessagePrefix(RawPhrase(phrase.tokens, false));
       return RawPhrase(phrase.tokens, phrase.last_is_prefix);
     }
     case LiteralTree::Kind::kAnd: {

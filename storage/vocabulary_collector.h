@@ -11,10 +11,10 @@
 #pragma once
 
 #include <cstddef>
-#include <functional>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <vector>
 
 #include "storage/fts_tokenizer.h"
@@ -27,9 +27,16 @@ class VocabularyCollector final : public IndexedTermSink {
  public:
   // Terms remembered as already stored, so that each is inserted about
   // once. At the cap the memory is dropped and relearned (inserts are OR
-  // IGNORE), bounding it to a few MiB per open partition.
+  // IGNORE), bounding it to ~5 MiB per open partition.
   static constexpr std::size_t kMaxKnown = 64 * 1024;
 
+  VocabularyCollector();
+  ~VocabularyCollector() override;
+
+  // Called for every indexed token (~40 per event), so it must be cheap:
+  // one probe of an open-addressing table whose slots hold short terms
+  // inline (measured: a std::unordered_set<std::string> here cost 25% more
+  // writer CPU per event; this table about 5%).
   void OnIndexedTerm(std::string_view term) override;
 
   // Terms first seen since the last Committed/RolledBack, in order.
@@ -40,11 +47,8 @@ class VocabularyCollector final : public IndexedTermSink {
   void RolledBack();
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  std::unordered_set<std::string, Hash, std::equal_to<>> known_;
+  class TermSet;  // the known terms
+  std::unique_ptr<TermSet> known_;
   std::vector<std::string> pending_;
 };
 
