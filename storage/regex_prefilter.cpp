@@ -128,12 +128,29 @@ class Analyzer {
     return info;
   }
 
+  // Consecutive exact items join into one run of strings ("CUDA " "error"
+  // -> "CUDA error"); an inexact item, or a run grown past kMaxExact, closes
+  // the run, whose strings become one requirement among the others.
   Info Concatenation(int depth) {
-    Info info = Info::Empty();
+    std::vector<LiteralTree> done;
+    Info run = Info::Empty();
     while (!failed_ && !AtEnd() && Peek() != '|' && Peek() != ')') {
-      info = Concat(std::move(info), Repetition(depth));
+      Info item = Repetition(depth);
+      if (item.exact && run.exact->size() * item.exact->size() <= kMaxExact) {
+        run = Concat(std::move(run), std::move(item));
+        continue;
+      }
+      done.push_back(ToTree(std::move(run)));
+      if (item.exact) {
+        run = std::move(item);
+      } else {
+        done.push_back(std::move(item.match));
+        run = Info::Empty();
+      }
     }
-    return info;
+    if (done.empty()) return run;
+    done.push_back(ToTree(std::move(run)));
+    return {std::nullopt, Combine(Kind::kAnd, std::move(done))};
   }
 
   Info Repetition(int depth) {
@@ -195,7 +212,7 @@ class Analyzer {
       case '^':
       case '$':
         ++pos_;
-        return Info::Empty();
+        return Boundary();
       case '\\':
         return Escape();
       default:
@@ -265,8 +282,9 @@ class Analyzer {
     switch (c) {
       case 'A':
       case 'z':
-      case 'b':
-      case 'B':
+        return Boundary();
+      case 'b':  // \b is an ASCII word boundary, which `é` next to `a` is
+      case 'B':  // but the tokenizer's is not
         return Info::Empty();
       case 'Q': {
         const std::size_t end = p_.find("\\E", pos_);
@@ -329,13 +347,15 @@ class Analyzer {
   // (and RE2 folds more than the tokenizer does: K, the Kelvin sign), so
   // case-insensitive letters are not modelled.
   Info LiteralText(std::string_view text) {
-    if (fold_) {
-      for (char c : text) {
-        if (IsAsciiLetter(c) || static_cast<unsigned char>(c) >= 0x80) return Info::Any();
-      }
+    for (char c : text) {
+      if (c == kBoundary) return Info::Any();  // a NUL in the pattern
+      if (fold_ && (IsAsciiLetter(c) || static_cast<unsigned char>(c) >= 0x80)) return Info::Any();
     }
     return Info::Exact({std::string(text)});
   }
+
+  // Start or end of the text (or of a line): a token boundary.
+  static Info Boundary() { return Info::Exact({std::string(1, kBoundary)}); }
 
   Info Fail() {
     failed_ = true;
@@ -354,7 +374,8 @@ LiteralTree RequiredLiterals(std::string_view pattern) {
   return Analyzer(pattern).Run();
 }
 
-GuaranteedPhrase GuaranteedTokens(std::string_view literal) {
+GuaranteedPhrase GuaranteedTokens(std::string_view literal, bool left_boundary,
+                                  bool right_boundary) {
   struct Piece {
     std::string token;
     bool left_complete, right_complete, word;
@@ -368,8 +389,8 @@ GuaranteedPhrase GuaranteedTokens(std::string_view literal) {
     std::size_t characters = 0;
     for (char c : t.token) characters += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
     const bool pair = cjk && characters == 2;
-    pieces.push_back(
-        {std::string(t.token), pair || t.begin > 0, pair || t.end < literal.size(), !cjk});
+    pieces.push_back({std::string(t.token), pair || left_boundary || t.begin > 0,
+                      pair || right_boundary || t.end < literal.size(), !cjk});
     return true;
   });
   GuaranteedPhrase out;

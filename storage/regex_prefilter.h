@@ -6,6 +6,9 @@
 // contains the literals the tree requires (AND: all children; OR: at least
 // one; kAll: nothing is known). It is conservative: syntax it does not model
 // (classes, \d, case-insensitive parts) becomes kAll, never a requirement.
+// A literal may hold kBoundary bytes where the pattern has `^`, `$`, `\A`
+// or `\z`: the text starts, ends or has a line break there, which is a
+// token boundary.
 // E.g. `CUDA error: (out of memory|illegal memory access)` gives
 // OR("CUDA error: out of memory", "CUDA error: illegal memory access").
 //
@@ -23,6 +26,8 @@
 
 namespace dashcam::storage {
 
+inline constexpr char kBoundary = '\0';
+
 struct LiteralTree {
   enum class Kind { kAll, kLiteral, kAnd, kOr };
   Kind kind = Kind::kAll;
@@ -37,6 +42,9 @@ struct GuaranteedPhrase {
   bool last_is_prefix = false;      // the last token may be longer in the text
 };
 
-GuaranteedPhrase GuaranteedTokens(std::string_view literal);
+// `left_boundary` / `right_boundary`: the literal is known to start / end at
+// a token boundary of the text.
+GuaranteedPhrase GuaranteedTokens(std::string_view literal, bool left_boundary = false,
+                                  bool right_boundary = false);
 
 }  // namespace dashcam::storage
