@@ -201,19 +201,26 @@ std::string Body(const HistogramParams& p, const Range& r, TimeMs interval,
   return w.Release();
 }
 
-// The range the buckets cover: as given, else the stored events' extent.
+// The range the buckets cover: as given, else the stored events' extent
+// (see the header).
 Result<Range> ResolveRange(const ExploreParams& p, storage::EventStore& store, TimeMs now) {
   Range r;
-  if (p.from && p.to) return Range{*p.from, *p.to};
-  auto extent = store.Extent();
-  if (!extent.ok()) return extent.status();
-  if (*extent) {
-    r.from = p.from.value_or((*extent)->first);
-    r.to = p.to.value_or(std::max(now, (*extent)->last + 1));
+  std::optional<storage::TimeExtent> extent;
+  if (!p.from || !p.to) {
+    auto stored = store.Extent();
+    if (!stored.ok()) return stored.status();
+    extent = *stored;
+  }
+  if (p.from && p.to) {
+    r = Range{*p.from, *p.to};
+  } else if (extent) {
+    r.from = p.from.value_or(extent->first);
+    r.to = p.to.value_or(std::max(now, extent->last + 1));
   } else {
     r.to = p.to.value_or(now);
     r.from = p.from.value_or(r.to - kHour);
   }
+  // Events exist only in [kMinEventTime, kMaxEventTime): so do buckets.
   r.from = std::clamp(r.from, kMinEventTime, kMaxEventTime);
   r.to = std::clamp(r.to, r.from, kMaxEventTime);
   return r;

@@ -171,6 +171,12 @@ TEST_F(ExplorationApiTest, HistogramWithoutRangeCoversTheStoredEvents) {
   EXPECT_LE(buckets.front().at("t").as_int64(), kT0 + 5'000);
   EXPECT_EQ(buckets.front().at("count").as_int64(), 1);
   EXPECT_EQ(h.at("total").as_int64(), 2);
+  // Decades: past the auto ladder, still 60-120 buckets.
+  json::value old = GetJson("/api/v1/histogram?from=0&to=now");
+  EXPECT_EQ(old.at("from").as_int64(), 0);
+  EXPECT_EQ(old.at("total").as_int64(), 2);
+  EXPECT_GE(old.at("buckets").as_array().size(), 60u);
+  EXPECT_LE(old.at("buckets").as_array().size(), 121u);
 }
 
 TEST_F(ExplorationApiTest, HistogramByFieldKeepsTheTopTenAndCountsTheRestAsOther) {
