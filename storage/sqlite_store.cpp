@@ -395,6 +395,7 @@ using ReaderFor = std::function<Result<PartitionReader*>(std::int64_t day)>;
 // Matching events read at most to choose a split's keys when the field has
 // too many values to track them all.
 constexpr std::size_t kKeySampleEvents = 100'000;
+constexpr std::size_t kKeySampleValues = 100'000;  // distinct values counted at most
 
 // Rows of the events matching `q` in keys [lo, hi] of one partition, in key
 // order: `columns` (which may use `key` for the key expression and `e.` for
@@ -577,7 +578,8 @@ Status LevelCountsHistogram(const ReaderFor& reader_for, const std::vector<std::
 }
 
 // The `n` most frequent split values among the newest kKeySampleEvents
-// matching events; `complete` says whether that was all of them.
+// matching events; `complete` says whether that was all of them (and all
+// their values: at most kKeySampleValues distinct ones are counted).
 Result<std::vector<std::string>> SampleSplitKeys(const ReaderFor& reader_for,
                                                  const std::vector<std::int64_t>& days,
                                                  const CompiledQuery& q, EventKey lo, EventKey hi,
@@ -588,6 +590,7 @@ Result<std::vector<std::string>> SampleSplitKeys(const ReaderFor& reader_for,
   HistogramRowReader rows(split_only);
   std::unordered_map<std::string, std::uint64_t> counts;
   std::size_t read = 0;
+  bool dropped = false;
   complete = true;
   const std::string sql = RowsSql(q, kHistogramColumns, true, true);
   for (std::int64_t day : days) {
@@ -600,13 +603,23 @@ Result<std::vector<std::string>> SampleSplitKeys(const ReaderFor& reader_for,
       }
       ++read;
       if (rows.Read(row)) {
-        for (std::string_view v : rows.values()) ++counts[std::string(v)];
+        for (std::string_view v : rows.values()) {
+          // Bounded whatever the documents hold (arrays of many values).
+          auto it = counts.find(std::string(v));
+          if (it != counts.end())
+            ++it->second;
+          else if (counts.size() < kKeySampleValues)
+            counts.emplace(std::string(v), 1);
+          else
+            dropped = true;
+        }
       }
       return true;
     });
     if (!s.ok()) return s;
     if (!complete) break;
   }
+  complete = complete && !dropped;
   std::vector<std::pair<std::string, std::uint64_t>> all(counts.begin(), counts.end());
   const std::size_t n = std::min(spec.split_size, all.size());
   std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n), all.end(),
