@@ -8,9 +8,12 @@
 #include <boost/beast/http/field.hpp>
 #include <boost/url/parse.hpp>
 
+#include "api/event_text.h"
+#include "api/highlighter.h"
 #include "api/json_writer.h"
 #include "api/query_parser.h"
 #include "storage/async.h"
+#include "storage/document_reader.h"
 
 namespace dashcam::api {
 namespace {
@@ -25,6 +28,7 @@ struct SearchParams {
   std::size_t limit = kDefaultLimit;
   std::optional<storage::EventKey> cursor;
   bool track_total = false;
+  bool text = false;  // format=text
 };
 
 // A parameter problem, reported as 400 illegal_argument.
@@ -58,6 +62,9 @@ std::optional<ParamError> ParseParam(std::string_view key, std::string_view valu
     }
   } else if (key == "track_total_hits") {
     p.track_total = value == "true" || value == "1" || value.empty();
+  } else if (key == "format") {
+    if (value != "json" && value != "text") return ParamError{"[format] must be json or text"};
+    p.text = value == "text";
   }
   return std::nullopt;
 }
@@ -73,7 +80,10 @@ std::variant<SearchParams, ParamError> ParseParams(std::string_view target, Time
   return p;
 }
 
-std::string SearchBody(const storage::SearchPage& page, std::int64_t took_ms) {
+std::string SearchBody(const storage::SearchPage& page, std::int64_t took_ms,
+                       const Highlighter& highlighter) {
+  storage::DocumentReader reader;
+  storage::DocumentView view;
   JsonWriter w;
   w.BeginObject();
   w.Key("took_ms").Int(took_ms);
@@ -86,6 +96,12 @@ std::string SearchBody(const storage::SearchPage& page, std::int64_t took_ms) {
     w.Key("_index").String(ev.index);
     w.Key("@timestamp").String(FormatRfc3339Ms(ev.ts_ms));
     w.Key("_source").Raw(ev.source);
+    if (!highlighter.empty() && reader.ReadUnpadded(ev.source, view).ok() && view.message) {
+      if (auto marked = highlighter.Highlight(*view.message)) {
+        w.Key("highlight").BeginObject().Key("message").BeginArray().String(*marked);
+        w.EndArray().EndObject();
+      }
+    }
     w.EndObject();
   }
   w.EndArray();
@@ -98,7 +114,22 @@ std::string SearchBody(const storage::SearchPage& page, std::int64_t took_ms) {
   return w.Release();
 }
 
-HttpResponse StorageError(const HttpRequest& req, const Status& s) {
+HttpResponse TextResponse(const HttpRequest& req, const storage::SearchPage& page) {
+  std::string body;
+  EventLineFormatter lines;
+  for (const storage::StoredEvent& ev : page.hits) lines.Append(ev, body);
+  HttpResponse res{http::status::ok, req.version()};
+  res.set(http::field::content_type, "text/plain; charset=utf-8");
+  res.set("X-Dashcam-Total", fmt::format("{}{}", page.total, page.total_exact ? "" : "+"));
+  if (page.next) res.set("X-Dashcam-Next-Cursor", storage::FormatEventKey(*page.next));
+  res.body() = std::move(body);
+  res.prepare_payload();
+  return res;
+}
+
+}  // namespace
+
+HttpResponse StorageErrorResponse(const HttpRequest& req, const Status& s) {
   if (s.code() == StatusCode::kDeadlineExceeded) {
     return MakeErrorResponse(req, http::status::service_unavailable, "query_timeout",
                              "the query ran past its time budget");
@@ -108,8 +139,6 @@ HttpResponse StorageError(const HttpRequest& req, const Status& s) {
   }
   return MakeErrorResponse(req, http::status::internal_server_error, "storage_error", s.message());
 }
-
-}  // namespace
 
 HttpResponse MakeJsonResponse(const HttpRequest& req, http::status status, std::string body) {
   HttpResponse res{status, req.version()};
@@ -157,10 +186,11 @@ boost::asio::awaitable<HttpResponse> HandleSearch(HttpRequest req, ApiContext& c
   sreq.count_limit = p.track_total ? std::numeric_limits<std::size_t>::max() : kDefaultCountLimit;
   sreq.deadline = start + ctx.query_timeout;
   auto page = co_await storage::RunBlocking(ctx.workers, [&] { return ctx.store.Search(sreq); });
-  if (!page.ok()) co_return StorageError(req, page.status());
+  if (!page.ok()) co_return StorageErrorResponse(req, page.status());
+  if (p.text) co_return TextResponse(req, *page);
   const auto took =
       std::chrono::duration_cast<std::chrono::milliseconds>(storage::Clock::now() - start).count();
-  co_return MakeJsonResponse(req, http::status::ok, SearchBody(*page, took));
+  co_return MakeJsonResponse(req, http::status::ok, SearchBody(*page, took, Highlighter(root)));
 }
 
 }  // namespace dashcam::api

@@ -70,6 +70,12 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
   app.add_flag("--no-redaction", c.no_redaction,
                "Store secrets (tokens, passwords, keys) as sent instead of masking them")
       ->envname("DASHCAM_NO_REDACTION");
+  app.add_option("--context-scope", c.context_scope,
+                 "What makes events come from the same source for /api/v1/context: rules "
+                 "separated by ',', each a '+'-joined list of fields; the first rule whose "
+                 "fields an event has decides")
+      ->envname("DASHCAM_CONTEXT_SCOPE")
+      ->capture_default_str();
   app.add_flag("--debug", c.debug, "Log debug events")->envname("DASHCAM_DEBUG");
   app.add_option("--test-commit-delay-ms", c.test_commit_delay_ms)->group("");  // tests only
   try {

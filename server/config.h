@@ -24,6 +24,8 @@ struct Config {
   std::size_t beats_max_window = 10000;         // largest Beats window (events) accepted
   std::string redaction_rules;  // YAML rules file (ingest/redaction_rules.h); empty: defaults only
   bool no_redaction = false;    // store secrets as sent (logged as a warning)
+  // GET /api/v1/context's source rules (api/context_handler.h).
+  std::string context_scope = "host.name+log.file.path,container.id,agent.id,host.name,_index";
   bool debug = false;
   int test_commit_delay_ms = 0;  // hidden: slows every commit (tests)
 };

@@ -5,8 +5,12 @@
 #include <boost/beast/http/field.hpp>
 #include <boost/url/parse.hpp>
 
+#include "api/context_handler.h"
 #include "api/es_handlers.h"
 #include "api/es_search.h"
+#include "api/fields_handler.h"
+#include "api/histogram_handler.h"
+#include "api/json_pretty.h"
 #include "storage/async.h"
 #include "web/assets.h"
 
@@ -57,6 +61,17 @@ bool IsWrite(http::verb v) {
 }  // namespace
 
 boost::asio::awaitable<HttpResponse> Router::Handle(HttpRequest req) {
+  const bool pretty = api::WantsPretty(req.target());
+  HttpResponse res = co_await Route(std::move(req));
+  if (pretty && !res.body().empty() &&
+      res[http::field::content_type].starts_with("application/json")) {
+    res.body() = api::IndentJson(res.body());
+    res.prepare_payload();
+  }
+  co_return res;
+}
+
+boost::asio::awaitable<HttpResponse> Router::Route(HttpRequest req) {
   const http::verb method = req.method();
   std::vector<std::string> seg = PathSegments(req.target());
   if (seg.size() == 1 && seg[0].empty()) seg.clear();  // "/"
@@ -96,6 +111,12 @@ boost::asio::awaitable<HttpResponse> Router::Handle(HttpRequest req) {
     }
     if (seg[2] == "search" && IsRead(method))
       co_return co_await api::HandleSearch(std::move(req), api_);
+    if (seg[2] == "histogram" && IsRead(method))
+      co_return co_await api::HandleHistogram(std::move(req), api_);
+    if (seg[2] == "fields" && IsRead(method))
+      co_return co_await api::HandleFields(std::move(req), api_);
+    if (seg[2] == "context" && IsRead(method))
+      co_return co_await api::HandleContext(std::move(req), api_);
   }
   if (seg.size() == 4 && seg[0] == "api" && seg[1] == "v1" && seg[2] == "redaction" &&
       seg[3] == "rules" && IsRead(method)) {

@@ -10,6 +10,9 @@
 //   POST /{index}/_bulk         same, with a default index
 //   POST /api/v1/ingest         NDJSON ingest
 //   GET  /api/v1/search         search
+//   GET  /api/v1/histogram      event counts over time (api/histogram_handler.h)
+//   GET  /api/v1/fields         facets: fields and their top values (api/fields_handler.h)
+//   GET  /api/v1/context        an event's neighbours in its source (api/context_handler.h)
 //   GET  /api/v1/redaction/rules  the redaction rules in force
 //   GET|POST /_search, /{index}/_search, /_count, /{index}/_count
 //                               Elasticsearch search API (api/es_search.h)
@@ -17,6 +20,7 @@
 //   /_cluster/health, /_refresh  Elasticsearch management (api/es_handlers.h)
 //
 // Handle is a pure function of the request (plus the services it calls).
+// Any JSON answer is indented when the request asks `?pretty`.
 #pragma once
 
 #include <functional>
@@ -42,6 +46,8 @@ class Router {
   boost::asio::awaitable<HttpResponse> Handle(HttpRequest req);
 
  private:
+  boost::asio::awaitable<HttpResponse> Route(HttpRequest req);
+
   ingest::IngestContext& ingest_;
   api::ApiContext& api_;
   const std::function<std::string()> metrics_text_;

@@ -17,6 +17,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "api/context_handler.h"
 #include "ingest/redactor.h"
 #include "server/beats_listener.h"
 #include "server/http_listener.h"
@@ -206,6 +207,12 @@ int RunServer(const Config& config, const Log& log) {
                           std::chrono::milliseconds(config.query_timeout_ms),
                           config.es_version,
                           WallClockMs};
+  auto scopes = api::ParseContextScopes(config.context_scope);
+  if (auto* err = std::get_if<std::string>(&scopes)) {
+    log.Error("bad_config", {{"error", *err}});
+    return 2;
+  }
+  api_ctx.context_scopes = std::move(std::get<0>(scopes));
   ingest::BeatsMetrics beats_metrics;
   Router router(ingest_ctx, api_ctx,
                 [&] { return RenderMetrics(metrics, beats_metrics, **store); });

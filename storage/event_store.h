@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "storage/exploration.h"
 #include "storage/record.h"
 
 namespace dashcam::storage {
@@ -43,6 +44,30 @@ class EventStore {
 
   // The event with this id (a FormatEventKey string or a doc_id), if any.
   virtual Result<std::optional<StoredEvent>> Get(std::string_view id) = 0;
+
+  // The exploration queries (exploration.h). Like Search, each blocks the
+  // calling thread and fails with InvalidArgument or DeadlineExceeded;
+  // `limit`, `before` and `count_limit` of `req` are ignored.
+
+  // Matching events per time bucket over [req.from, req.to), optionally
+  // split by a field's most frequent values and aggregating a numeric field.
+  // InvalidArgument when the range holds more than kMaxHistogramBuckets.
+  virtual Result<HistogramTable> Histogram(const SearchRequest& req, const HistogramSpec& spec) = 0;
+
+  // The fields of the newest spec.max_events matching events, with how many
+  // events have each and each field's spec.top most frequent values. Memory
+  // is bounded whatever the documents hold (see FieldSummary::distinct_exact).
+  virtual Result<FieldsSummary> SummarizeFields(const SearchRequest& req,
+                                                const FieldsSpec& spec) = 0;
+
+  // The events next to spec.anchor in time order (event key order) that
+  // match req's query and range and share spec.scope: up to spec.before
+  // older ones and spec.after newer ones, across partitions. The anchor
+  // itself is in neither list. NotFound when there is no such anchor.
+  virtual Result<Neighbors> FindNeighbors(const SearchRequest& req, const NeighborsSpec& spec) = 0;
+
+  // The times of the oldest and newest stored events; nullopt when empty.
+  virtual Result<std::optional<TimeExtent>> Extent() = 0;
 
   virtual std::vector<PartitionInfo> Partitions() = 0;
 

@@ -12,7 +12,7 @@
 namespace dashcam::storage {
 namespace {
 
-constexpr int kSchemaVersion = 2;
+constexpr int kSchemaVersion = 3;
 
 constexpr const char* kSchemaSql = R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
@@ -29,6 +29,27 @@ CREATE TABLE IF NOT EXISTS replaced(key INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS vocab(term TEXT PRIMARY KEY) WITHOUT ROWID;
 INSERT INTO fts(fts, rank) VALUES('automerge', 16);
 INSERT INTO fts(fts, rank) VALUES('hashsize', 16777216);
+)sql";
+
+// Since version 3: per-second and per-minute level counts, filled from the events
+// already stored.
+constexpr const char* kLevelCountsSql = R"sql(
+CREATE TABLE IF NOT EXISTS level_seconds(
+  second INTEGER NOT NULL,
+  level TEXT NOT NULL,
+  n INTEGER NOT NULL,
+  PRIMARY KEY(second, level)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS level_minutes(
+  minute INTEGER NOT NULL,
+  level TEXT NOT NULL,
+  n INTEGER NOT NULL,
+  PRIMARY KEY(minute, level)) WITHOUT ROWID;
+DELETE FROM level_seconds;
+INSERT INTO level_seconds(second, level, n)
+  SELECT (key >> 20) / 1000, coalesce(level, ''), count(*) FROM events GROUP BY 1, 2;
+DELETE FROM level_minutes;
+INSERT INTO level_minutes(minute, level, n)
+  SELECT second / 60, level, sum(n) FROM level_seconds GROUP BY 1, 2;
 )sql";
 
 Status Pragmas(Db& db, const PartitionOptions& opts) {
@@ -58,13 +79,14 @@ Status InitPartitionSchema(Db& db, std::int64_t day) {
   if (*version == kSchemaVersion) return Status::Ok();
   if (auto s = db.Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
   Status s;
-  if (*version == 1) {
-    // Version 1 partitions lack the vocabulary; build it from the index.
+  if (*version == 0) {
+    s = db.Exec(kSchemaSql);
+  } else {
+    // Older partitions lack the vocabulary; build it from the index.
     s = db.Exec(kVocabularySchemaSql);
     if (s.ok()) s = BackfillVocabulary(db);
-  } else {
-    s = db.Exec(kSchemaSql);
   }
+  if (s.ok()) s = db.Exec(kLevelCountsSql);  // (re)built from the events table
   if (s.ok()) {
     s =
         db.Exec(fmt::format("INSERT OR REPLACE INTO meta VALUES('day','{}');"
@@ -76,6 +98,15 @@ Status InitPartitionSchema(Db& db, std::int64_t day) {
     return s;
   }
   return db.Exec("COMMIT");
+}
+
+Status UpgradePartition(const std::string& path, std::int64_t day) {
+  Db db;
+  if (auto s = db.Open(path, SQLITE_OPEN_READWRITE); !s.ok()) return s;
+  // The schema names the FTS5 tokenizer, which must exist to write.
+  if (auto s = RegisterFtsTokenizer(db.get()); !s.ok()) return s;
+  sqlite3_busy_timeout(db.get(), 5000);
+  return InitPartitionSchema(db, day);
 }
 
 Result<std::unique_ptr<PartitionWriter>> PartitionWriter::Open(const std::string& path,
@@ -105,10 +136,16 @@ Status PartitionWriter::Prepare() {
       {&max_key_,
        "SELECT max(m) FROM (SELECT max(key) AS m FROM events WHERE key BETWEEN ?1 AND ?2 "
        "UNION ALL SELECT max(key) FROM replaced WHERE key BETWEEN ?1 AND ?2)"},
-      {&find_doc_, "SELECT key FROM events WHERE doc_id = ?1"},
+      {&find_doc_, "SELECT key, level FROM events WHERE doc_id = ?1"},
       {&delete_event_, "DELETE FROM events WHERE key = ?1"},
       {&insert_replaced_, "INSERT OR IGNORE INTO replaced(key) VALUES(?1)"},
       {&insert_vocab_, "INSERT OR IGNORE INTO vocab(term) VALUES(?1)"},
+      {&add_level_second_,
+       "INSERT INTO level_seconds(second, level, n) VALUES(?1,?2,?3) "
+       "ON CONFLICT(second, level) DO UPDATE SET n = n + excluded.n"},
+      {&add_level_minute_,
+       "INSERT INTO level_minutes(minute, level, n) VALUES(?1,?2,?3) "
+       "ON CONFLICT(minute, level) DO UPDATE SET n = n + excluded.n"},
   };
   for (const Item& it : items) {
     auto stmt = db_.Prepare(it.sql, /*persistent=*/true);
@@ -170,7 +207,10 @@ Status PartitionWriter::ReplaceExisting(const Record& r, bool& replaced) {
   find_doc_.Bind(1, r.doc_id);
   int rc = find_doc_.Step();
   EventKey old = 0;
-  if (rc == SQLITE_ROW) old = find_doc_.Int(0);
+  if (rc == SQLITE_ROW) {
+    old = find_doc_.Int(0);
+    --level_second_deltas_[{KeyTime(old) / kMsPerSecond, std::string(find_doc_.Text(1))}];
+  }
   find_doc_.Reset();
   if (rc != SQLITE_ROW) return rc == SQLITE_DONE ? Status::Ok() : db_.Check(rc, "find doc_id");
   delete_event_.Bind(1, old);
@@ -205,6 +245,7 @@ Result<RecordOutcome> PartitionWriter::WriteOne(const Record& r, EventKey key) {
   insert_event_.Reset();
   if ((rc & 0xFF) == SQLITE_CONSTRAINT) return RecordOutcome::kDuplicate;
   if (rc != SQLITE_DONE) return db_.Check(rc, "insert event");
+  ++level_second_deltas_[{KeyTime(key) / kMsPerSecond, r.level}];
 
   message_buf_.clear();
   EncodeMessage(r.message, message_buf_);
@@ -222,6 +263,7 @@ Result<RecordOutcome> PartitionWriter::WriteOne(const Record& r, EventKey key) {
 Status PartitionWriter::Write(std::span<const Record* const> records,
                               std::span<RecordOutcome> outcomes, std::span<EventKey> keys) {
   if (auto s = db_.Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+  level_second_deltas_.clear();
   Status failure;
   for (std::size_t i = 0; i < records.size() && failure.ok(); ++i) {
     auto key = NextKey(records[i]->ts_ms);
@@ -238,6 +280,7 @@ Status PartitionWriter::Write(std::span<const Record* const> records,
     keys[i] = *outcome == RecordOutcome::kDuplicate ? 0 : *key;
   }
   if (failure.ok()) failure = StoreVocabulary();
+  if (failure.ok()) failure = FlushLevelCounts();
   if (failure.ok()) failure = db_.Exec("COMMIT");
   if (failure.ok()) vocab_.Committed();
   if (!failure.ok()) {
@@ -248,6 +291,34 @@ Status PartitionWriter::Write(std::span<const Record* const> records,
     LoadHighestKey();
   }
   return failure;
+}
+
+Status PartitionWriter::FlushLevelCounts() {
+  auto add = [](Stmt& stmt, std::int64_t unit, const std::string& level, std::int64_t delta) {
+    stmt.Bind(1, unit);
+    stmt.BindStatic(2, level);
+    stmt.Bind(3, delta);
+    const int rc = stmt.Step();
+    stmt.Reset();
+    return rc;
+  };
+  std::map<std::pair<std::int64_t, std::string>, std::int64_t> minutes;
+  for (const auto& [second_level, delta] : level_second_deltas_) {
+    if (delta == 0) continue;
+    if (const int rc = add(add_level_second_, second_level.first, second_level.second, delta);
+        rc != SQLITE_DONE) {
+      return db_.Check(rc, "level_seconds");
+    }
+    minutes[{second_level.first / 60, second_level.second}] += delta;
+  }
+  for (const auto& [m, delta] : minutes) {
+    if (delta == 0) continue;
+    if (const int rc = add(add_level_minute_, m.first, m.second, delta); rc != SQLITE_DONE) {
+      return db_.Check(rc, "level_minutes");
+    }
+  }
+  level_second_deltas_.clear();
+  return Status::Ok();
 }
 
 Result<std::unique_ptr<PartitionReader>> PartitionReader::Open(const std::string& path,

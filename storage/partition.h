@@ -6,8 +6,9 @@
 // so "newest first" is a reverse walk of the rowid B-tree or FTS5 doclist, a
 // time range is a rowid range, and the key alone names the partition.
 //
-// Schema (user_version 2; version 1 lacked `vocab`, which opening for
-// writing adds and fills from the FTS index):
+// Schema (user_version 3; older files are upgraded when opened for writing,
+// which SqliteStore::Open does for every partition: `vocab` is built from the
+// FTS index and the level counts from the events table):
 //   events(key INTEGER PRIMARY KEY, level TEXT, idx TEXT, doc_id TEXT, source BLOB)
 //       one row per live event; `source` is the stored document.
 //   events_doc_id: UNIQUE index on doc_id WHERE doc_id IS NOT NULL.
@@ -20,6 +21,14 @@
 //   vocab(term TEXT PRIMARY KEY) WITHOUT ROWID: every index term wildcard
 //       and fuzzy queries expand to (vocabulary.h), filled as events are
 //       written, in the same transaction.
+//   level_seconds(second INTEGER, level TEXT, n INTEGER, PRIMARY KEY(second,
+//       level)) WITHOUT ROWID, and level_minutes(minute, level, n) the same
+//       per minute (since user_version 3): how many live events of each
+//       level ('' for none) each second (event time / 1000) and each minute
+//       (/ 60000) holds. Kept in the same transaction as the events table, so
+//       they always agree: whatever inserts or deletes events rows must
+//       update both. They answer histograms of all events without reading
+//       the events (minutes for long ranges, seconds for short ones).
 //   FTS5 settings: automerge=16 and hashsize=16 MiB (measured: 1.7x the insert
 //   rate of the defaults on training logs, 20k-event transactions).
 //
@@ -28,6 +37,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -76,17 +86,21 @@ class PartitionWriter {
   Result<EventKey> NextKey(TimeMs ts);
   Result<RecordOutcome> WriteOne(const Record& r, EventKey key);
   Status ReplaceExisting(const Record& r, bool& replaced);
+  Status FlushLevelCounts();
 
   VocabularyCollector vocab_;  // before db_: the tokenizer uses it until db_ closes
   Db db_;
   std::int64_t day_ = 0;
   Stmt insert_event_, insert_fts_, max_key_, find_doc_, delete_event_, insert_replaced_,
-      insert_vocab_;
+      insert_vocab_, add_level_second_, add_level_minute_;
   Status LoadHighestKey();
 
   std::unordered_map<TimeMs, std::uint32_t> next_seq_;  // cache of NextKey
   EventKey highest_key_ = -1;  // the largest key ever given out in this file
   std::string message_buf_, attrs_buf_;
+  // Changes to level_seconds (and so level_minutes) by the transaction being
+  // written: (second, level) -> delta.
+  std::map<std::pair<std::int64_t, std::string>, std::int64_t> level_second_deltas_;
 };
 
 class PartitionReader {
@@ -104,7 +118,14 @@ class PartitionReader {
   std::unordered_map<std::string, Stmt> cache_;
 };
 
-// Creates the schema if missing; checks user_version.
+inline constexpr TimeMs kMsPerSecond = 1000;
+inline constexpr TimeMs kMsPerMinute = 60'000;
+
+// Creates the schema if missing, upgrades an older one; checks user_version.
 Status InitPartitionSchema(Db& db, std::int64_t day);
+
+// Opens the partition file at `path` for writing just long enough to bring
+// its schema up to date (a no-op for a current one).
+Status UpgradePartition(const std::string& path, std::int64_t day);
 
 }  // namespace dashcam::storage

@@ -1,14 +1,23 @@
 #include "storage/sqlite_store.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <functional>
 #include <map>
+#include <span>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "storage/document_reader.h"
+#include "storage/field_extractor.h"
+#include "storage/field_stats.h"
 #include "storage/fts_query_compiler.h"
+#include "storage/histogram_accumulator.h"
 #include "storage/partition.h"
 #include "storage/row_predicate.h"
+#include "storage/scope_match.h"
 #include "storage/vocabulary.h"
 
 namespace dashcam::storage {
@@ -210,6 +219,9 @@ SqliteStore::~SqliteStore() {
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(SqliteStoreOptions options, const Log& log) {
   std::unique_ptr<SqliteStore> store(new SqliteStore(std::move(options), log));
   if (auto s = store->partitions_.Discover(); !s.ok()) return s;
+  for (const PartitionInfo& p : store->partitions_.List()) {
+    if (auto s = UpgradePartition(p.path, p.day); !s.ok()) return s;
+  }
   store->writer_.Start();
   return store;
 }
@@ -403,6 +415,446 @@ Result<std::optional<StoredEvent>> SqliteStore::Get(std::string_view id) {
     if (!found.ok() || *found) return found;
   }
   return std::optional<StoredEvent>();
+}
+
+}  // namespace dashcam::storage
+
+// ---- Exploration: histograms, field statistics, neighbours, extent ----
+
+namespace dashcam::storage {
+namespace {
+
+using ReaderFor = std::function<Result<PartitionReader*>(std::int64_t day)>;
+
+// Matching events read at most to choose a split's keys when the field has
+// too many values to track them all.
+constexpr std::size_t kKeySampleEvents = 100'000;
+constexpr std::size_t kKeySampleValues = 100'000;  // distinct values counted at most
+
+// Rows of the events matching `q` in keys [lo, hi] of one partition, in key
+// order: `columns` (which may use `key` for the key expression and `e.` for
+// events columns when need_events) from the candidates of Candidates().
+std::string RowsSql(const CompiledQuery& q, std::string_view columns, bool need_events,
+                    bool newest_first) {
+  const MatchClause m = Candidates(q, need_events);
+  return fmt::format("SELECT {}, {} {} ORDER BY {} {}", m.key, columns, m.from_where, m.key,
+                     newest_first ? "DESC" : "ASC");
+}
+
+// Steps `sql` (bound like a search of q over keys [lo, hi]) and calls
+// fn(const Stmt&) for each row until it returns false.
+template <class Fn>
+Status ForEachRow(PartitionReader& reader, const std::string& sql, const CompiledQuery& q,
+                  EventKey lo, EventKey hi, Clock::time_point deadline, Fn&& fn) {
+  if (lo > hi) return Status::Ok();
+  auto stmt = reader.Statement(sql);
+  if (!stmt.ok()) return stmt.status();
+  DeadlineGuard guard(reader.db(), deadline);
+  BindQuery(**stmt, q, lo, hi, 0);
+  int rc;
+  while ((rc = (*stmt)->Step()) == SQLITE_ROW) {
+    if (!fn(static_cast<const Stmt&>(**stmt))) {
+      rc = SQLITE_DONE;
+      break;
+    }
+  }
+  (*stmt)->Reset();
+  return SqliteStatus(rc, reader.db(), "scan");
+}
+
+// What one event contributes to a histogram, read from a row of
+// (key, level, idx, source): its split values and numeric values.
+class HistogramRowReader {
+ public:
+  explicit HistogramRowReader(const HistogramSpec& spec)
+      : spec_(spec),
+        column_split_(spec.split_field == kLevelSplit || spec.split_field == kIndexField),
+        doc_split_(!spec.split_field.empty() && !column_split_),
+        value_index_(doc_split_ && spec.value_field == spec.split_field ? 0 : 1),
+        extractor_(
+            {doc_split_ ? spec.split_field : "", value_index_ == 1 ? spec.value_field : ""}) {}
+
+  bool needs_document() const { return doc_split_ || !spec_.value_field.empty(); }
+
+  // Reads the row; false when its document cannot be parsed (skipped). The
+  // values stay valid until the next Read or the next step of the row.
+  bool Read(const Stmt& row) {
+    values_.clear();
+    numbers_.clear();
+    if (needs_document() && !extractor_.Extract(row.Text(3)).ok()) return false;
+    if (column_split_) {
+      const std::string_view v = row.Text(spec_.split_field == kLevelSplit ? 1 : 2);
+      if (!v.empty()) values_.push_back(v);
+    }
+    if (!needs_document()) return true;
+    if (doc_split_) {
+      for (const auto& v : extractor_.values(0)) values_.push_back(v.text);
+    }
+    if (spec_.value_field.empty()) return true;
+    for (const auto& v : extractor_.values(value_index_)) {
+      if (v.type == Field::Type::kNumber) {
+        numbers_.push_back(v.number);
+      } else if (v.type == Field::Type::kString) {
+        double d = 0;
+        auto [p, ec] = std::from_chars(v.text.data(), v.text.data() + v.text.size(), d);
+        if (!v.text.empty() && ec == std::errc() && p == v.text.data() + v.text.size() &&
+            std::isfinite(d)) {
+          numbers_.push_back(d);
+        }
+      }
+    }
+    return true;
+  }
+
+  const std::vector<std::string_view>& values() const { return values_; }
+  const std::vector<double>& numbers() const { return numbers_; }
+
+ private:
+  const HistogramSpec& spec_;
+  const bool column_split_, doc_split_;
+  const std::size_t value_index_;  // of the value field among the extracted names
+  FieldExtractor extractor_;
+  std::vector<std::string_view> values_;
+  std::vector<double> numbers_;
+};
+
+constexpr const char* kHistogramColumns = "e.level, e.idx, e.source";
+
+// Histogram of events read row by row (the level column, or documents).
+// Sets `overflow` when discovering keys ran past the limit.
+Status ScanHistogram(const ReaderFor& reader_for, const std::vector<std::int64_t>& days,
+                     const CompiledQuery& q, EventKey lo, EventKey hi, const HistogramSpec& spec,
+                     Clock::time_point deadline, HistogramAccumulator& acc, bool& overflow) {
+  HistogramRowReader rows(spec);
+  const bool need_events = !spec.split_field.empty() || !spec.value_field.empty();
+  const std::string sql = RowsSql(q, need_events ? kHistogramColumns : "''", need_events, false);
+  for (std::int64_t day : days) {
+    auto reader = reader_for(day);
+    if (!reader.ok()) return reader.status();
+    auto s = ForEachRow(**reader, sql, q, lo, hi, deadline, [&](const Stmt& row) {
+      if (need_events && !rows.Read(row)) return true;
+      overflow = !acc.Add(KeyTime(row.Int(0)), rows.values(), rows.numbers());
+      return !overflow;
+    });
+    if (!s.ok() || overflow) return s;
+  }
+  return Status::Ok();
+}
+
+// Histogram of all events by level from the per-second or per-minute level
+// counts (partition.h), reading events only for the partial units at the
+// ends of the range. REQUIRES: the interval is a whole number of units, so a
+// unit never straddles two buckets.
+Status LevelCountsHistogram(const ReaderFor& reader_for, const std::vector<std::int64_t>& days,
+                            TimeMs from, TimeMs to, TimeMs unit, bool by_level,
+                            Clock::time_point deadline, HistogramAccumulator& acc, bool& overflow) {
+  const std::string counts_sql =
+      unit == kMsPerMinute
+          ? "SELECT minute, level, n FROM level_minutes WHERE minute BETWEEN ?1 AND ?2"
+          : "SELECT second, level, n FROM level_seconds WHERE second BETWEEN ?1 AND ?2";
+  const std::string edge_sql =
+      "SELECT level, count(*) FROM events WHERE key BETWEEN ?1 AND ?2 GROUP BY 1";
+  const TimeMs first_full = (from + unit - 1) / unit;  // unit numbers: [first_full, end_full)
+  const TimeMs end_full = to / unit;
+  auto add = [&](TimeMs t, std::string_view level, std::int64_t n) {
+    if (n <= 0) return true;
+    const std::string_view values[] = {level};
+    const std::span<const std::string_view> split =
+        by_level && !level.empty() ? std::span(values) : std::span<const std::string_view>();
+    overflow = !acc.Add(t, split, {}, static_cast<std::uint64_t>(n));
+    return !overflow;
+  };
+  // Steps `stmt`, adding each row (t from `time_of`, level, count).
+  auto drain = [&](PartitionReader& reader, Stmt& stmt, auto time_of, int level_col,
+                   int count_col) -> Status {
+    int rc;
+    while ((rc = stmt.Step()) == SQLITE_ROW &&
+           add(time_of(stmt), stmt.Text(level_col), stmt.Int(count_col))) {
+    }
+    stmt.Reset();
+    return rc == SQLITE_ROW ? Status::Ok() : SqliteStatus(rc, reader.db(), "level counts");
+  };
+  for (std::int64_t day : days) {
+    auto reader = reader_for(day);
+    if (!reader.ok()) return reader.status();
+    DeadlineGuard guard((*reader)->db(), deadline);
+    // [from, to) within this day: whole units from the table, the rest counted.
+    const TimeMs lo = std::max(from, DayStart(day)), hi = std::min(to, DayStart(day + 1));
+    const TimeMs u0 = std::max(first_full, lo / unit);
+    const TimeMs u1 = std::min(end_full, (hi + unit - 1) / unit);
+    if (u0 < u1) {
+      auto stmt = (*reader)->Statement(counts_sql);
+      if (!stmt.ok()) return stmt.status();
+      (*stmt)->Bind(1, u0);
+      (*stmt)->Bind(2, u1 - 1);
+      auto s = drain(
+          **reader, **stmt, [&](const Stmt& st) { return st.Int(0) * unit; }, 1, 2);
+      if (!s.ok() || overflow) return s;
+    }
+    // The partial units at either end, each within one unit (when there are
+    // no whole units, the two halves around the one boundary).
+    const TimeMs split = std::max(first_full, end_full) * unit;
+    const std::pair<TimeMs, TimeMs> edges[] = {{lo, std::min(hi, first_full * unit)},
+                                               {std::max(lo, split), hi}};
+    for (const auto& [a, b] : edges) {
+      if (a >= b) continue;
+      auto stmt = (*reader)->Statement(edge_sql);
+      if (!stmt.ok()) return stmt.status();
+      (*stmt)->Bind(1, FirstKeyAt(a));
+      (*stmt)->Bind(2, FirstKeyAt(b) - 1);
+      // Every event of an edge range falls in the bucket of its start.
+      auto s = drain(
+          **reader, **stmt, [a = a](const Stmt&) { return a; }, 0, 1);
+      if (!s.ok() || overflow) return s;
+    }
+  }
+  return Status::Ok();
+}
+
+// The `n` most frequent split values among the newest kKeySampleEvents
+// matching events; `complete` says whether that was all of them (and all
+// their values: at most kKeySampleValues distinct ones are counted).
+Result<std::vector<std::string>> SampleSplitKeys(const ReaderFor& reader_for,
+                                                 const std::vector<std::int64_t>& days,
+                                                 const CompiledQuery& q, EventKey lo, EventKey hi,
+                                                 const HistogramSpec& spec,
+                                                 Clock::time_point deadline, bool& complete) {
+  HistogramSpec split_only = spec;
+  split_only.value_field.clear();
+  HistogramRowReader rows(split_only);
+  std::unordered_map<std::string, std::uint64_t> counts;
+  std::size_t read = 0;
+  bool dropped = false;
+  complete = true;
+  const std::string sql = RowsSql(q, kHistogramColumns, true, true);
+  for (std::int64_t day : days) {
+    auto reader = reader_for(day);
+    if (!reader.ok()) return reader.status();
+    auto s = ForEachRow(**reader, sql, q, lo, hi, deadline, [&](const Stmt& row) {
+      if (read == kKeySampleEvents) {
+        complete = false;
+        return false;
+      }
+      ++read;
+      if (rows.Read(row)) {
+        for (std::string_view v : rows.values()) {
+          // Bounded whatever the documents hold (arrays of many values).
+          auto it = counts.find(std::string(v));
+          if (it != counts.end())
+            ++it->second;
+          else if (counts.size() < kKeySampleValues)
+            counts.emplace(std::string(v), 1);
+          else
+            dropped = true;
+        }
+      }
+      return true;
+    });
+    if (!s.ok()) return s;
+    if (!complete) break;
+  }
+  complete = complete && !dropped;
+  std::vector<std::pair<std::string, std::uint64_t>> all(counts.begin(), counts.end());
+  const std::size_t n = std::min(spec.split_size, all.size());
+  std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n), all.end(),
+                    [](const auto& a, const auto& b) {
+                      return a.second != b.second ? a.second > b.second : a.first < b.first;
+                    });
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < n; ++i) keys.push_back(std::move(all[i].first));
+  return keys;
+}
+
+}  // namespace
+
+Result<HistogramTable> SqliteStore::Histogram(const SearchRequest& req, const HistogramSpec& spec) {
+  if (req.query == nullptr || spec.interval <= 0)
+    return Status::InvalidArgument("bad histogram request");
+  const TimeMs from = std::max(req.from, kMinEventTime), to = std::min(req.to, kMaxEventTime);
+  if (from >= to) return HistogramTable{};
+  const std::uint64_t buckets = HistogramAccumulator::BucketCount(from, to, spec.interval);
+  if (buckets > kMaxHistogramBuckets) {
+    return Status::InvalidArgument(
+        fmt::format("the range holds {} buckets of {} ms; at most {} are allowed", buckets,
+                    spec.interval, kMaxHistogramBuckets));
+  }
+  auto compiled = CompileFtsQuery(*req.query);
+  if (!compiled.ok()) return compiled.status();
+  Lease lease = LeaseReaders();
+  const ReaderFor reader_for = [&](std::int64_t day) { return lease->For(day); };
+  const std::vector<std::int64_t> days = partitions_.DaysOverlapping(from, to);
+  const EventKey lo = FirstKeyAt(from), hi = FirstKeyAt(to) - 1;
+  const bool match_all = !compiled->fts && compiled->where == "1";
+  const bool no_split = spec.split_field.empty();
+  const bool by_level = spec.split_field == kLevelSplit;
+  // The level counts answer histograms of all events by level (or by
+  // nothing) at whole seconds or minutes.
+  TimeMs counts_unit = 0;
+  if (match_all && spec.value_field.empty() && (no_split || by_level)) {
+    if (spec.interval % kMsPerMinute == 0)
+      counts_unit = kMsPerMinute;
+    else if (spec.interval % kMsPerSecond == 0)
+      counts_unit = kMsPerSecond;
+  }
+
+  auto run = [&](std::optional<std::vector<std::string>> keys,
+                 bool& overflow) -> Result<HistogramAccumulator> {
+    HistogramAccumulator acc(from, to, spec, std::move(keys));
+    Status s = counts_unit > 0 ? LevelCountsHistogram(reader_for, days, from, to, counts_unit,
+                                                      by_level, req.deadline, acc, overflow)
+                               : ScanHistogram(reader_for, days, *compiled, lo, hi, spec,
+                                               req.deadline, acc, overflow);
+    if (!s.ok()) return s;
+    return acc;
+  };
+  bool overflow = false;
+  std::optional<std::vector<std::string>> no_keys;
+  if (no_split) no_keys.emplace();  // nothing to discover
+  auto acc = run(no_keys, overflow);
+  if (!acc.ok()) return acc.status();
+  if (!overflow) return acc->Finish(false);
+  // Too many distinct values to track: choose the keys from a sample.
+  bool complete = true;
+  auto keys = SampleSplitKeys(reader_for, days, *compiled, lo, hi, spec, req.deadline, complete);
+  if (!keys.ok()) return keys.status();
+  auto with_keys = run(std::move(*keys), overflow);
+  if (!with_keys.ok()) return with_keys.status();
+  return with_keys->Finish(!complete);
+}
+
+Result<FieldsSummary> SqliteStore::SummarizeFields(const SearchRequest& req,
+                                                   const FieldsSpec& spec) {
+  if (req.query == nullptr) return Status::InvalidArgument("no query");
+  auto compiled = CompileFtsQuery(*req.query);
+  if (!compiled.ok()) return compiled.status();
+  const TimeMs from = std::max(req.from, kMinEventTime), to = std::min(req.to, kMaxEventTime);
+  FieldStatsCollector collector;
+  if (from >= to) return collector.Finish(spec.top, true);
+  Lease lease = LeaseReaders();
+  const std::string sql = RowsSql(*compiled, "e.idx, e.source", true, true);
+  DocumentReader doc_reader;
+  DocumentView view;
+  std::size_t read = 0;
+  bool complete = true;
+  for (std::int64_t day : partitions_.DaysOverlapping(from, to)) {
+    auto reader = lease->For(day);
+    if (!reader.ok()) return reader.status();
+    auto s = ForEachRow(**reader, sql, *compiled, FirstKeyAt(from), FirstKeyAt(to) - 1,
+                        req.deadline, [&](const Stmt& row) {
+                          if (read == spec.max_events) {
+                            complete = false;
+                            return false;
+                          }
+                          ++read;
+                          if (doc_reader.ReadUnpadded(row.Text(2), view).ok()) {
+                            collector.Add(view, row.Text(1));
+                          }
+                          return true;
+                        });
+    if (!s.ok()) return s;
+    if (!complete) break;
+  }
+  return collector.Finish(spec.top, complete);
+}
+
+Result<Neighbors> SqliteStore::FindNeighbors(const SearchRequest& req, const NeighborsSpec& spec) {
+  if (req.query == nullptr) return Status::InvalidArgument("no query");
+  const TimeMs anchor_time = KeyTime(spec.anchor);
+  const std::int64_t anchor_day = DayOf(anchor_time);
+  if (anchor_time < kMinEventTime || anchor_time >= kMaxEventTime ||
+      !partitions_.Contains(anchor_day)) {
+    return Status::NotFound("no such event");
+  }
+  const query::Node scoped = ScopeQuery(*req.query, spec.scope);
+  auto compiled = CompileFtsQuery(scoped);
+  if (!compiled.ok()) return compiled.status();
+  Lease lease = LeaseReaders();
+  {
+    auto reader = lease->For(anchor_day);
+    if (!reader.ok()) return reader.status();
+    auto found =
+        GetOne(**reader, fmt::format("SELECT {} FROM events AS e WHERE e.key = ?1", kEventColumns),
+               spec.anchor);
+    if (!found.ok()) return found.status();
+    if (!*found) return Status::NotFound("no such event");
+  }
+  const TimeMs from = std::max(req.from, kMinEventTime), to = std::min(req.to, kMaxEventTime);
+  Neighbors out;
+  DocumentReader doc_reader;
+  DocumentView view;
+  // One side: days in walk order, rows in key order away from the anchor.
+  auto walk = [&](bool older, std::vector<StoredEvent>& events, bool& more) -> Status {
+    const std::size_t want = older ? spec.before : spec.after;
+    const TimeMs a = older ? from : std::max(from, anchor_time);
+    const TimeMs b = older ? std::min(to, anchor_time + 1) : to;
+    if (a >= b) return Status::Ok();
+    std::vector<std::int64_t> days = partitions_.DaysOverlapping(a, b);  // newest first
+    if (!older) std::reverse(days.begin(), days.end());
+    const EventKey lo = older ? FirstKeyAt(from) : spec.anchor + 1;
+    const EventKey hi = older ? spec.anchor - 1 : FirstKeyAt(to) - 1;
+    const std::string sql = RowsSql(*compiled, kEventColumns, true, older);
+    std::size_t examined = 0;
+    bool stop = false;
+    for (std::int64_t day : days) {
+      auto reader = lease->For(day);
+      if (!reader.ok()) return reader.status();
+      auto s = ForEachRow(**reader, sql, *compiled, lo, hi, req.deadline, [&](const Stmt& row) {
+        if (events.size() == want || examined == spec.max_examined) {
+          more = true;
+          stop = true;
+          return false;
+        }
+        ++examined;
+        // Columns: the key expression, then kEventColumns (key, level, idx, doc_id, source).
+        if (!doc_reader.ReadUnpadded(row.Text(5), view).ok()) return true;
+        if (!MatchesScope(spec.scope, view, row.Text(3))) return true;
+        StoredEvent ev;
+        ev.key = row.Int(1);
+        ev.ts_ms = KeyTime(ev.key);
+        ev.level = std::string(row.Text(2));
+        ev.index = std::string(row.Text(3));
+        ev.id = row.IsNull(4) ? FormatEventKey(ev.key) : std::string(row.Text(4));
+        ev.source = std::string(row.Text(5));
+        events.push_back(std::move(ev));
+        return true;
+      });
+      if (!s.ok() || stop) return s;
+    }
+    return Status::Ok();
+  };
+  if (auto s = walk(true, out.before, out.more_before); !s.ok()) return s;
+  if (auto s = walk(false, out.after, out.more_after); !s.ok()) return s;
+  std::reverse(out.before.begin(), out.before.end());
+  return out;
+}
+
+Result<std::optional<TimeExtent>> SqliteStore::Extent() {
+  Lease lease = LeaseReaders();
+  std::vector<std::int64_t> days = partitions_.DaysOverlapping(kMinEventTime, kMaxEventTime);
+  // The first partition, walking `days`, with an event: its min or max key.
+  auto end_key = [&](const char* sql) -> Result<std::optional<EventKey>> {
+    for (std::int64_t day : days) {
+      auto reader = lease->For(day);
+      if (!reader.ok()) return reader.status();
+      auto stmt = (*reader)->Statement(sql);
+      if (!stmt.ok()) return stmt.status();
+      const int rc = (*stmt)->Step();
+      std::optional<EventKey> key;
+      if (rc == SQLITE_ROW && !(*stmt)->IsNull(0)) key = (*stmt)->Int(0);
+      (*stmt)->Reset();
+      if (rc != SQLITE_ROW) return SqliteStatus(rc, (*reader)->db(), "extent");
+      if (key) return key;
+    }
+    return std::optional<EventKey>();
+  };
+  auto last = end_key("SELECT max(key) FROM events");
+  if (!last.ok()) return last.status();
+  if (!*last) return std::optional<TimeExtent>();
+  std::reverse(days.begin(), days.end());
+  auto first = end_key("SELECT min(key) FROM events");
+  if (!first.ok()) return first.status();
+  if (!*first) return std::optional<TimeExtent>();
+  return std::optional<TimeExtent>(TimeExtent{KeyTime(**first), KeyTime(**last)});
 }
 
 }  // namespace dashcam::storage

@@ -38,6 +38,10 @@ class SqliteStore final : public EventStore {
   Result<TermsResult> TopValues(const SearchRequest& req, const std::string& field,
                                 std::size_t size, std::size_t max_events) override;
   Result<std::optional<StoredEvent>> Get(std::string_view id) override;
+  Result<HistogramTable> Histogram(const SearchRequest& req, const HistogramSpec& spec) override;
+  Result<FieldsSummary> SummarizeFields(const SearchRequest& req, const FieldsSpec& spec) override;
+  Result<Neighbors> FindNeighbors(const SearchRequest& req, const NeighborsSpec& spec) override;
+  Result<std::optional<TimeExtent>> Extent() override;
   std::vector<PartitionInfo> Partitions() override;
   void Close() override;
 

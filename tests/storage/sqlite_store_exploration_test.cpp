@@ -1,0 +1,278 @@
+// Tests for SqliteStore's exploration queries (storage/exploration.h)
+// against real SQLite partitions: the level counts kept by the writer and
+// their upgrade from schema version 1, histograms past the discovery limit,
+// neighbours across partitions, the extent.
+#include <algorithm>
+#include <future>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "storage/document_reader.h"
+#include "storage/log.h"
+#include "storage/partition.h"
+#include "storage/sqlite_db.h"
+#include "storage/sqlite_store.h"
+#include "tests/common/test_server.h"
+
+namespace dashcam::storage {
+namespace {
+
+constexpr std::int64_t kDay = 20786;  // 2026-11-29
+constexpr TimeMs kT0 = kDay * kMsPerDay + 10 * 3'600'000;
+
+using Rows = std::map<std::tuple<std::int64_t, std::string>, std::int64_t>;
+
+class SqliteStoreExplorationTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Open(); }
+
+  void Open() {
+    store_.reset();
+    SqliteStoreOptions opts;
+    opts.data_dir = DataDir();
+    opts.writer.partition.sync = SyncMode::kNormal;
+    auto s = SqliteStore::Open(std::move(opts), log_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(*s);
+  }
+  std::string DataDir() const { return dir_.path() + "/data"; }
+  std::string PartitionPath(std::int64_t day) const {
+    return DataDir() + "/" + FormatDay(day) + ".db";
+  }
+
+  // An event whose source is real JSON with these members ("message" first).
+  static Record Ev(TimeMs ts, std::string level, std::string members = "") {
+    Record r;
+    r.ts_ms = ts;
+    r.level = std::move(level);
+    r.message = "m";
+    r.index = "logs";
+    r.source = "{\"message\":\"m\"" + (members.empty() ? "" : "," + members) + "}";
+    // Searchable fields as ingest would give them.
+    DocumentReader reader;
+    DocumentView view;
+    EXPECT_TRUE(reader.ReadUnpadded(r.source, view).ok()) << r.source;
+    r.fields = std::move(view.fields);
+    return r;
+  }
+
+  AppendResult Append(std::vector<Record> records) {
+    std::promise<AppendResult> done;
+    auto result = done.get_future();
+    store_->Append(std::move(records), [&](AppendResult r) { done.set_value(std::move(r)); });
+    return result.get();
+  }
+  void MustAppend(std::vector<Record> records) {
+    AppendResult r = Append(std::move(records));
+    ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  }
+
+  // Rows of `sql` (unit, level, n) in the partition file of `day`.
+  Rows Query(std::int64_t day, const std::string& sql) {
+    Db db;
+    EXPECT_TRUE(db.Open(PartitionPath(day), SQLITE_OPEN_READONLY).ok());
+    auto stmt = db.Prepare(sql);
+    EXPECT_TRUE(stmt.ok()) << stmt.status().ToString();
+    Rows out;
+    while (stmt.ok() && stmt->Step() == SQLITE_ROW) {
+      out[{stmt->Int(0), std::string(stmt->Text(1))}] = stmt->Int(2);
+    }
+    return out;
+  }
+
+  Result<HistogramTable> Histogram(const query::Node& q, TimeMs from, TimeMs to,
+                                   HistogramSpec spec) {
+    SearchRequest req;
+    req.query = &q;
+    req.from = from;
+    req.to = to;
+    return store_->Histogram(req, spec);
+  }
+
+  dashcam::testing::TempDir dir_;
+  Log log_ = Log::Null();
+  std::unique_ptr<SqliteStore> store_;
+};
+
+// The level counts must equal a count of the events table after inserts,
+// duplicates and replacements (which move an event to another second,
+// minute and level).
+TEST_F(SqliteStoreExplorationTest, LevelCountsFollowTheEventsTable) {
+  std::vector<Record> batch;
+  for (int i = 0; i < 200; ++i) {
+    batch.push_back(Ev(kT0 + i * 700, i % 5 == 0 ? "ERROR" : (i % 2 ? "INFO" : "")));
+  }
+  Record doc = Ev(kT0 + 1'000, "INFO");
+  doc.doc_id = "d1";
+  doc.op = WriteOp::kIndex;
+  batch.push_back(doc);
+  MustAppend(std::move(batch));
+  doc.ts_ms = kT0 + 125'000;  // another minute, another level
+  doc.level = "WARN";
+  Record dup = doc;
+  dup.op = WriteOp::kCreate;  // a duplicate: changes nothing
+  MustAppend({doc, dup});
+  Record again = Ev(kT0 + 61'000, "DEBUG");
+  again.doc_id = "d1";
+  again.op = WriteOp::kIndex;
+  MustAppend({again});
+
+  const Rows seconds = Query(kDay, "SELECT second, level, n FROM level_seconds WHERE n != 0");
+  const Rows minutes = Query(kDay, "SELECT minute, level, n FROM level_minutes WHERE n != 0");
+  EXPECT_EQ(seconds, Query(kDay,
+                           "SELECT (key >> 20) / 1000, level, count(*) FROM events "
+                           "GROUP BY 1, 2"));
+  EXPECT_EQ(minutes, Query(kDay,
+                           "SELECT (key >> 20) / 60000, level, count(*) FROM events "
+                           "GROUP BY 1, 2"));
+  std::int64_t total = 0;
+  for (const auto& [k, n] : minutes) total += n;
+  EXPECT_EQ(total, 201);
+  EXPECT_EQ(minutes.count({(kT0 + 61'000) / 60'000, "DEBUG"}), 1u);
+  EXPECT_EQ(minutes.count({(kT0 + 125'000) / 60'000, "WARN"}), 0u);
+}
+
+TEST_F(SqliteStoreExplorationTest, VersionOnePartitionsAreUpgradedWhenOpened) {
+  std::vector<Record> batch;
+  for (int i = 0; i < 90; ++i) batch.push_back(Ev(kT0 + i * 2'000, i % 3 ? "INFO" : "WARN"));
+  MustAppend(std::move(batch));
+  store_->Close();
+  store_.reset();
+  {
+    Db db;
+    ASSERT_TRUE(db.Open(PartitionPath(kDay), SQLITE_OPEN_READWRITE).ok());
+    ASSERT_TRUE(db.Exec("DROP TABLE level_seconds; DROP TABLE level_minutes; "
+                        "PRAGMA user_version=1")
+                    .ok());
+  }
+  Open();
+  const Rows minutes = Query(kDay, "SELECT minute, level, n FROM level_minutes");
+  EXPECT_EQ(minutes, Query(kDay,
+                           "SELECT (key >> 20) / 60000, level, count(*) FROM events "
+                           "GROUP BY 1, 2"));
+  EXPECT_EQ(Query(kDay, "SELECT 0, '', user_version FROM pragma_user_version"),
+            (Rows{{{0, ""}, 3}}));
+  HistogramSpec spec;
+  spec.interval = 60'000;
+  spec.split_field = kLevelSplit;
+  auto h = Histogram(query::Node::MatchAll(), kT0, kT0 + 3 * 60'000, spec);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  EXPECT_EQ(h->keys, (std::vector<std::string>{"INFO", "WARN"}));
+  ASSERT_EQ(h->buckets.size(), 3u);
+  EXPECT_EQ(h->buckets[0].total.count, 30u);
+  EXPECT_EQ(h->buckets[0].by_key[1].count, 10u);
+}
+
+// Past the values the accumulator discovers, keys come from a sample of the
+// newest events and the counts stay exact.
+TEST_F(SqliteStoreExplorationTest, SplitWithManyValuesChoosesKeysFromASample) {
+  std::vector<Record> batch;
+  int n = 0;
+  for (int v = 0; v < 40; ++v) {
+    for (int k = 0; k <= v; ++k) {
+      batch.push_back(Ev(kT0 + (n++) * 10, "INFO", fmt::format(R"("run":"r{:02}")", v)));
+    }
+  }
+  MustAppend(std::move(batch));
+  HistogramSpec spec;
+  spec.interval = 3'600'000;
+  spec.split_field = "run";
+  spec.split_size = 3;
+  auto h = Histogram(query::Node::MatchAll(), kT0, kT0 + 3'600'000, spec);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  EXPECT_EQ(h->keys, (std::vector<std::string>{"r39", "r38", "r37"}));
+  EXPECT_FALSE(h->keys_sampled);  // the sample held every event
+  ASSERT_EQ(h->buckets.size(), 1u);
+  const auto& b = h->buckets[0];
+  EXPECT_EQ(b.total.count, static_cast<std::uint64_t>(n));
+  EXPECT_EQ(b.by_key[0].count, 40u);
+  EXPECT_EQ(b.other.count, static_cast<std::uint64_t>(n - 40 - 39 - 38));
+  EXPECT_EQ(b.missing.count, 0u);
+}
+
+TEST_F(SqliteStoreExplorationTest, HistogramRefusesTooManyBuckets) {
+  HistogramSpec spec;
+  spec.interval = 1;
+  auto h = Histogram(query::Node::MatchAll(), kT0, kT0 + kMaxHistogramBuckets + 1, spec);
+  ASSERT_FALSE(h.ok());
+  EXPECT_EQ(h.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Histogram(query::Node::MatchAll(), kT0, kT0 + kMaxHistogramBuckets, spec).ok());
+}
+
+TEST_F(SqliteStoreExplorationTest, NeighborsMatchScopeValuesExactly) {
+  // "gpu-1" and "gpu-1-b" share the tokens of the phrase the index is asked
+  // for; only the exact check tells them apart. "---" has no tokens at all.
+  MustAppend({Ev(kT0 + 1, "INFO", R"("host":"gpu-1")"), Ev(kT0 + 2, "INFO", R"("host":"gpu-1-b")"),
+              Ev(kT0 + 3, "INFO", R"("host":"gpu-1")"), Ev(kT0 + 4, "INFO", R"("host":"---")"),
+              Ev(kT0 + 5, "INFO", R"("host":"gpu-1","tag":"x")"),
+              Ev(kT0 + 6, "INFO", R"("host":"---")")});
+  SearchRequest req;
+  const query::Node all = query::Node::MatchAll();
+  req.query = &all;
+  auto anchor_of = [&](TimeMs t) { return FirstKeyAt(t); };
+  NeighborsSpec spec;
+  spec.anchor = anchor_of(kT0 + 3);
+  spec.scope = {{"host", {"gpu-1"}}, {"tag", {}}};
+  auto n = store_->FindNeighbors(req, spec);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  ASSERT_EQ(n->before.size(), 1u);
+  EXPECT_EQ(n->before[0].key, anchor_of(kT0 + 1));
+  EXPECT_TRUE(n->after.empty());  // kT0+5 has a tag
+  spec.anchor = anchor_of(kT0 + 6);
+  spec.scope = {{"host", {"---"}}};
+  n = store_->FindNeighbors(req, spec);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  ASSERT_EQ(n->before.size(), 1u);
+  EXPECT_EQ(n->before[0].key, anchor_of(kT0 + 4));
+  // A bound on the candidates read per side says there may be more.
+  spec.anchor = anchor_of(kT0 + 4);
+  spec.max_examined = 2;
+  n = store_->FindNeighbors(req, spec);
+  ASSERT_TRUE(n.ok());
+  EXPECT_TRUE(n->before.empty());  // kT0+3 and kT0+2 read, kT0+1 not
+  EXPECT_TRUE(n->more_before);
+  ASSERT_EQ(n->after.size(), 1u);
+  EXPECT_EQ(n->after[0].key, anchor_of(kT0 + 6));
+  EXPECT_FALSE(n->more_after);
+  // No such anchor.
+  spec.anchor = anchor_of(kT0 + 7);
+  EXPECT_EQ(store_->FindNeighbors(req, spec).status().code(), StatusCode::kNotFound);
+  spec.anchor = anchor_of(kT0 + 40 * kMsPerDay);
+  EXPECT_EQ(store_->FindNeighbors(req, spec).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(SqliteStoreExplorationTest, ExtentSpansPartitions) {
+  auto empty = store_->Extent();
+  ASSERT_TRUE(empty.ok());
+  EXPECT_FALSE(empty->has_value());
+  MustAppend({Ev(kT0 + 2 * kMsPerDay, "INFO"), Ev(kT0, "INFO"), Ev(kT0 + kMsPerDay, "INFO")});
+  auto extent = store_->Extent();
+  ASSERT_TRUE(extent.ok() && extent->has_value());
+  EXPECT_EQ((*extent)->first, kT0);
+  EXPECT_EQ((*extent)->last, kT0 + 2 * kMsPerDay);
+}
+
+TEST_F(SqliteStoreExplorationTest, PastDeadlineIsDeadlineExceeded) {
+  std::vector<Record> batch;
+  for (int i = 0; i < 2000; ++i) batch.push_back(Ev(kT0 + i, "INFO", R"("n":1)"));
+  MustAppend(std::move(batch));
+  SearchRequest req;
+  const query::Node all = query::Node::MatchAll();
+  req.query = &all;
+  req.deadline = Clock::now() - std::chrono::seconds(1);
+  HistogramSpec spec;
+  spec.interval = 10;  // not from the level counts: a scan
+  spec.value_field = "n";
+  req.from = kT0;
+  req.to = kT0 + 2000;
+  EXPECT_EQ(store_->Histogram(req, spec).status().code(), StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(store_->SummarizeFields(req, FieldsSpec{}).status().code(),
+            StatusCode::kDeadlineExceeded);
+}
+
+}  // namespace
+}  // namespace dashcam::storage
