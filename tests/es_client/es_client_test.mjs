@@ -71,7 +71,10 @@ async function main() {
   const { child, port } = await startServer(dataDir);
   const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
   try {
-    const client = new Client({ node: `http://127.0.0.1:${port}` });
+    // helpers.bulk keeps 5 bulks of ~5 MB in flight; under ASan on a busy
+    // 2-core machine the last one waits for the writer longer than the
+    // client's 30 s default. The test is about compatibility, not latency.
+    const client = new Client({ node: `http://127.0.0.1:${port}`, requestTimeout: 600000 });
 
     const info = await client.info();
     check('info() reads the version', /^8\.\d+\.\d+$/.test(info.version.number), info.version.number);
