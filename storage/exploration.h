@@ -58,7 +58,8 @@ struct HistogramSpec {
   // frequent over the whole range (ties: smaller value first). Default: 10.
   std::size_t split_size = 10;
   // Empty: counts only. Otherwise each cell also gathers the numeric values
-  // of this field: numbers, and strings that read as a whole number.
+  // of this field: numbers, and strings that are a whole decimal number
+  // ("42", "0.5").
   std::string value_field;
 };
 
@@ -127,7 +128,9 @@ struct NeighborsSpec {
 struct Neighbors {
   std::vector<StoredEvent> before;  // oldest first, all older than the anchor
   std::vector<StoredEvent> after;   // oldest first, all newer than the anchor
-  bool more_before = false;         // more such events exist (or were not examined)
+  // More such events exist beyond those returned, or max_examined stopped
+  // the search before it could tell.
+  bool more_before = false;
   bool more_after = false;
 };
 

@@ -432,8 +432,8 @@ constexpr std::size_t kKeySampleEvents = 100'000;
 constexpr std::size_t kKeySampleValues = 100'000;  // distinct values counted at most
 
 // Rows of the events matching `q` in keys [lo, hi] of one partition, in key
-// order: `columns` (which may use `key` for the key expression and `e.` for
-// events columns when need_events) from the candidates of Candidates().
+// order: the key, then `columns` (which may name `e.` events columns when
+// need_events), from the candidates of Candidates().
 std::string RowsSql(const CompiledQuery& q, std::string_view columns, bool need_events,
                     bool newest_first) {
   const MatchClause m = Candidates(q, need_events);
@@ -799,15 +799,18 @@ Result<Neighbors> SqliteStore::FindNeighbors(const SearchRequest& req, const Nei
       auto reader = lease->For(day);
       if (!reader.ok()) return reader.status();
       auto s = ForEachRow(**reader, sql, *compiled, lo, hi, req.deadline, [&](const Stmt& row) {
-        if (events.size() == want || examined == spec.max_examined) {
-          more = true;
-          stop = true;
+        if (examined == spec.max_examined) {  // there may be more; we stop looking
+          more = stop = true;
           return false;
         }
         ++examined;
         // Columns: the key expression, then kEventColumns (key, level, idx, doc_id, source).
         if (!doc_reader.ReadUnpadded(row.Text(5), view).ok()) return true;
         if (!MatchesScope(spec.scope, view, row.Text(3))) return true;
+        if (events.size() == want) {  // one more than asked for: there are more
+          more = stop = true;
+          return false;
+        }
         StoredEvent ev;
         ev.key = row.Int(1);
         ev.ts_ms = KeyTime(ev.key);

@@ -222,6 +222,15 @@ TEST_F(SqliteStoreExplorationTest, NeighborsMatchScopeValuesExactly) {
   ASSERT_EQ(n->before.size(), 1u);
   EXPECT_EQ(n->before[0].key, anchor_of(kT0 + 1));
   EXPECT_TRUE(n->after.empty());  // kT0+5 has a tag
+  EXPECT_FALSE(n->more_after);
+  // With none asked for, "more" still means more in scope.
+  spec.before = spec.after = 0;
+  n = store_->FindNeighbors(req, spec);
+  ASSERT_TRUE(n.ok());
+  EXPECT_TRUE(n->before.empty() && n->after.empty());
+  EXPECT_TRUE(n->more_before);
+  EXPECT_FALSE(n->more_after);
+  spec.before = spec.after = 20;
   spec.anchor = anchor_of(kT0 + 6);
   spec.scope = {{"host", {"---"}}};
   n = store_->FindNeighbors(req, spec);
