@@ -175,7 +175,7 @@ Result<Node> Bool(const json::value& body, TimeMs now, int depth) {
   return Combine(NodeKind::kAnd, std::move(must));
 }
 
-Result<Node> QueryString(const json::value& body) {
+Result<Node> QueryString(const json::value& body, TimeMs now) {
   const json::object* o = body.if_object();
   const json::value* text = o ? o->if_contains("query") : nullptr;
   if (!text || !text->is_string()) return Status::InvalidArgument("[query_string] needs [query]");
@@ -188,7 +188,7 @@ Result<Node> QueryString(const json::value& body) {
   if (const json::value* op = o->if_contains("default_operator"); op && op->is_string()) {
     default_or = !(op->as_string() == "AND" || op->as_string() == "and");
   }
-  return TranslateQueryString(text->as_string(), default_field, default_or);
+  return TranslateQueryString(text->as_string(), default_field, default_or, now);
 }
 
 Result<Node> Translate(const json::value& q, TimeMs now, int depth) {
@@ -200,7 +200,7 @@ Result<Node> Translate(const json::value& q, TimeMs now, int depth) {
   const std::string_view type = o->begin()->key();
   const json::value& body = o->begin()->value();
   if (type == "match_all") return Node::MatchAll();
-  if (type == "query_string") return QueryString(body);
+  if (type == "query_string") return QueryString(body, now);
   if (type == "match") return Match(body, false);
   if (type == "match_phrase") return Match(body, true);
   if (type == "term") return TermQuery(body);
@@ -216,9 +216,18 @@ Result<Node> Translate(const json::value& q, TimeMs now, int depth) {
   return Unsupported(fmt::format("query type [{}]", type));
 }
 
-void SetDefaultField(Node& n, const std::string& field) {
-  if (n.kind == NodeKind::kTerm && n.term.field.empty()) n.term.field = field;
-  for (Node& c : n.children) SetDefaultField(c, field);
+// Leaves on the message move to `field`; proximity works on the message only.
+Status SetDefaultField(Node& n, const std::string& field) {
+  const bool leaf = n.kind == NodeKind::kTerm || n.kind == NodeKind::kWildcard ||
+                    n.kind == NodeKind::kRegex || n.kind == NodeKind::kFuzzy;
+  if (leaf && n.term.field.empty()) n.term.field = field;
+  if (n.kind == NodeKind::kNear && n.term.field.empty() && !query::IsMessageField(field)) {
+    return Unsupported("proximity (\"a b\"~N) on a field other than the message");
+  }
+  for (Node& c : n.children) {
+    if (auto s = SetDefaultField(c, field); !s.ok()) return s;
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -228,16 +237,20 @@ Result<Node> TranslateEsQuery(const json::value& q, TimeMs now) {
 }
 
 Result<Node> TranslateQueryString(std::string_view text, std::string_view default_field,
-                                  bool default_or) {
+                                  bool default_or, TimeMs now) {
   ParseLimits limits;
   limits.default_operator_or = default_or;
+  limits.lowercase_operators = false;
+  limits.now = now;
   auto parsed = ParseQuery(text, limits);
   if (auto* err = std::get_if<QueryError>(&parsed)) {
     return Status::InvalidArgument(fmt::format("failed to parse query [{}]: {} at position {}",
                                                text.substr(0, 200), err->reason, err->position));
   }
   Node root = std::move(std::get<Node>(parsed));
-  if (!default_field.empty()) SetDefaultField(root, std::string(default_field));
+  if (!default_field.empty()) {
+    if (auto s = SetDefaultField(root, std::string(default_field)); !s.ok()) return s;
+  }
   return root;
 }
 

@@ -24,9 +24,11 @@ namespace dashcam::api {
 Result<query::Node> TranslateEsQuery(const boost::json::value& query, TimeMs now);
 
 // Lucene query_string text -> AST; `default_field` replaces the message as
-// the target of bare terms; `default_or` makes juxtaposition mean OR.
+// the target of bare terms; `default_or` makes juxtaposition mean OR. As in
+// Lucene, lowercase and/or/not are words here, not operators; dates resolve
+// against `now`.
 Result<query::Node> TranslateQueryString(std::string_view text, std::string_view default_field,
-                                         bool default_or);
+                                         bool default_or, TimeMs now);
 
 // `_all`, `*`, `filebeat-*`, `a,b-*`: a filter on `_index`, or MatchAll.
 Result<query::Node> TranslateIndexExpression(std::string_view expression);

@@ -235,7 +235,7 @@ Status ApplyBody(const json::object& body, TimeMs now, EsRequest& r) {
   return Status::Ok();
 }
 
-Status ApplyUrl(std::string_view target, EsRequest& r) {
+Status ApplyUrl(std::string_view target, TimeMs now, EsRequest& r) {
   auto url = boost::urls::parse_origin_form(target);
   if (!url) return Status::InvalidArgument("malformed request target");
   std::optional<std::string> q;
@@ -274,7 +274,7 @@ Status ApplyUrl(std::string_view target, EsRequest& r) {
     r.source_filter = json::object{{"includes", includes}, {"excludes", excludes}};
   }
   if (q) {
-    auto node = TranslateQueryString(*q, df, default_or);
+    auto node = TranslateQueryString(*q, df, default_or, now);
     if (!node.ok()) return node.status();
     r.query = std::move(*node);
   }
@@ -453,7 +453,7 @@ Result<EsRequest> BuildRequest(const HttpRequest& req, const std::string& index,
     }
     if (auto s = ApplyBody(body.as_object(), now, r); !s.ok()) return s;
   }
-  if (auto s = ApplyUrl(req.target(), r); !s.ok()) return s;
+  if (auto s = ApplyUrl(req.target(), now, r); !s.ok()) return s;
   if (!count && r.from + r.size > kMaxResultWindow) {
     return Status::InvalidArgument(
         fmt::format("Result window is too large, from + size must be less than or equal to: [{}]",

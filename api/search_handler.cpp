@@ -130,12 +130,15 @@ HttpResponse MakeErrorResponse(const HttpRequest& req, http::status status, std:
 
 boost::asio::awaitable<HttpResponse> HandleSearch(HttpRequest req, ApiContext& ctx) {
   const auto start = storage::Clock::now();
-  auto params = ParseParams(req.target(), ctx.now());
+  const TimeMs now = ctx.now();
+  auto params = ParseParams(req.target(), now);
   if (auto* err = std::get_if<ParamError>(&params)) {
     co_return MakeErrorResponse(req, http::status::bad_request, "illegal_argument", err->reason);
   }
   const SearchParams& p = std::get<SearchParams>(params);
-  auto parsed = ParseQuery(p.q);
+  ParseLimits limits;
+  limits.now = now;
+  auto parsed = ParseQuery(p.q, limits);
   if (auto* err = std::get_if<QueryError>(&parsed)) {
     JsonWriter w;
     w.BeginObject().Key("error").BeginObject();

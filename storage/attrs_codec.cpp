@@ -61,6 +61,19 @@ std::string EncodeFieldNumber(std::string_view field, std::string_view canonical
   return out;
 }
 
+std::string EncodeRawTerm(std::string_view term) {
+  std::string out(1, kRawTermMarker);
+  out.append(term);
+  return out;
+}
+
+std::string FieldTermPrefix(std::string_view field) {
+  std::string out;
+  AppendSanitized(out, field, '_');
+  out.push_back(kNameSeparator);
+  return out;
+}
+
 std::string CanonicalInteger(std::int64_t v) {
   return std::to_string(v);
 }

@@ -13,6 +13,11 @@
 //       and the text "-1" or "v1" do not meet).
 //       A record whose name equals the previous record's (an array) is preceded
 //       by the token <name> 0x1F 0x1D, so a phrase cannot span two elements.
+//   raw term (query only):             0x03 <term>
+//       exactly one token, the bytes of <term> as they are: an index term the
+//       query compiler already knows (a vocabulary expansion), e.g.
+//       `cudaerror` or `host.name` 0x1F `gpu`. Columns never start with 0x03,
+//       so no document text is read this way.
 //
 // Field names and string values never contain 0x1E/0x1F after encoding (they
 // are replaced), so a hostile value cannot forge another field's tokens, and
@@ -31,6 +36,7 @@ namespace dashcam::storage {
 
 inline constexpr char kMessageMarker = '\x01';
 inline constexpr char kAttrsMarker = '\x02';
+inline constexpr char kRawTermMarker = '\x03';
 inline constexpr char kArraySeparator = '\x1d';
 inline constexpr char kRecordSeparator = '\x1e';
 inline constexpr char kNameSeparator = '\x1f';
@@ -46,6 +52,11 @@ void EncodeMessage(std::string_view message, std::string& out);
 std::string EncodeMessagePhrase(std::string_view text);
 std::string EncodeFieldPhrase(std::string_view field, std::string_view text);
 std::string EncodeFieldNumber(std::string_view field, std::string_view canonical);
+// A query-side raw term (see above).
+std::string EncodeRawTerm(std::string_view term);
+// The index-term prefix of a field's string tokens: <name> 0x1F (the name
+// sanitized as when indexing).
+std::string FieldTermPrefix(std::string_view field);
 
 // Canonical number text: integers without fraction or exponent ("12", "-3"),
 // other values in shortest round-trip form ("0.043", "1e+20").

@@ -1,25 +1,47 @@
+// The compiler works with three views of a node, each computed once:
+//   Exact       an FTS5 expression matching exactly the node's events;
+//   Candidates  an FTS5 expression matching at least the node's events
+//               (Exact when there is one);
+//   Condition   an SQL condition on `e` that is exactly the node.
+// The root's driver is its Exact form, else its Candidates (for an AND root,
+// per conjunct), and `where` holds the Conditions the driver does not imply.
 #include "storage/fts_query_compiler.h"
 
 #include <algorithm>
 #include <charconv>
 #include <limits>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "storage/attrs_codec.h"
 #include "storage/partition.h"
+#include "storage/record.h"
+#include "storage/regex_prefilter.h"
 #include "storage/text_tokenizer.h"
+#include "storage/token_pattern.h"
 
 namespace dashcam::storage {
 namespace {
 
 using query::Node;
 using query::NodeKind;
+using Fts = std::optional<std::string>;
+
+// Wildcard patterns of several positions are compiled exactly as an OR of
+// phrases when the expansions multiply to at most this many.
+constexpr std::size_t kMaxPhraseProduct = 64;
+
+// A prefix of a message token could also be the start of a field term
+// (`lo*` and `log.level` 0x1F ...): message prefixes name their column.
+std::string MessagePrefix(std::string phrase) {
+  return "message : " + phrase + " *";
+}
 
 std::string TermExpression(const query::Term& t) {
   if (query::IsMessageField(t.field)) {
     std::string e = QuoteFtsString(EncodeMessagePhrase(t.text));
-    return t.prefix ? e + " *" : e;
+    return t.prefix ? MessagePrefix(e) : e;
   }
   std::string e = QuoteFtsString(EncodeFieldPhrase(t.field, t.text));
   if (t.prefix) return e + " *";
@@ -30,45 +52,55 @@ std::string TermExpression(const query::Term& t) {
   return "(" + e + " OR " + n + ")";
 }
 
-// True when FTS5 alone can say whether an event matches `n` positively.
-bool IsFtsPositive(const Node& n) {
-  switch (n.kind) {
-    case NodeKind::kTerm:
-      return true;
-    case NodeKind::kOr:
-      for (const Node& c : n.children) {
-        if (!IsFtsPositive(c)) return false;
-      }
-      return true;
-    case NodeKind::kAnd: {
-      bool any_positive = false;
-      for (const Node& c : n.children) {
-        if (IsFtsPositive(c))
-          any_positive = true;
-        else if (!(c.kind == NodeKind::kNot && IsFtsPositive(c.children[0])))
-          return false;
-      }
-      return any_positive;
-    }
-    default:
-      return false;
+// Words of a proximity phrase, each a message phrase (query_ast.h, kNear).
+std::string NearExpression(const query::Term& t) {
+  std::vector<std::string> phrases;
+  std::size_t pos = 0;
+  const std::string_view text(t.text);
+  while (pos < text.size()) {
+    const std::size_t end = std::min(text.find_first_of(" \t\n\r\f\v", pos), text.size());
+    const std::string_view word = text.substr(pos, end - pos);
+    if (TextTokenizer::HasTokens(word))
+      phrases.push_back(QuoteFtsString(EncodeMessagePhrase(word)));
+    pos = end + 1;
   }
+  if (phrases.empty()) return NeverMatchingFts();
+  if (phrases.size() == 1) return phrases.front();
+  std::string e = "NEAR(";
+  for (std::size_t i = 0; i < phrases.size(); ++i) e += (i ? " " : "") + phrases[i];
+  return e + ", " + std::to_string(t.distance) + ")";
 }
 
-// REQUIRES: IsFtsPositive(n).
-std::string FtsExpression(const Node& n) {
-  if (n.kind == NodeKind::kTerm) return TermExpression(n.term);
-  std::string pos, neg;
-  for (const Node& c : n.children) {
-    if (n.kind == NodeKind::kAnd && c.kind == NodeKind::kNot) {
-      neg += " NOT (" + FtsExpression(c.children[0]) + ")";
-      continue;
-    }
-    if (!pos.empty()) pos += n.kind == NodeKind::kAnd ? " AND " : " OR ";
-    pos += "(" + FtsExpression(c) + ")";
+// A phrase of index terms given as they are: "t1" + "t2" [*].
+std::string RawPhrase(const std::vector<std::string>& terms, bool last_is_prefix) {
+  std::string e;
+  for (const std::string& t : terms) {
+    if (!e.empty()) e += " + ";
+    e += QuoteFtsString(EncodeRawTerm(t));
   }
-  if (neg.empty()) return pos;
-  return "(" + pos + ")" + neg;
+  return last_is_prefix ? e + " *" : e;
+}
+
+std::string AnyOf(const std::vector<std::string>& terms) {
+  if (terms.empty()) return NeverMatchingFts();
+  if (terms.size() == 1) return QuoteFtsString(EncodeRawTerm(terms.front()));
+  std::string e = "(";
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    e += (i ? " OR " : "") + QuoteFtsString(EncodeRawTerm(terms[i]));
+  }
+  return e + ")";
+}
+
+// "(p1) AND (p2) NOT (n1)": FTS5 needs a positive part to subtract from.
+std::string AllOf(const std::vector<std::string>& positive,
+                  const std::vector<std::string>& negative) {
+  if (positive.size() == 1 && negative.empty()) return positive.front();
+  std::string pos;
+  for (const std::string& p : positive) pos += (pos.empty() ? "(" : " AND (") + p + ")";
+  if (negative.empty()) return pos;
+  std::string e = "(" + pos + ")";
+  for (const std::string& n : negative) e += " NOT (" + n + ")";
+  return e;
 }
 
 // Event-key bounds of a range on @timestamp: keys in [lo, hi].
@@ -82,74 +114,442 @@ Status TimestampKeyBounds(const query::Range& r, std::int64_t& lo, std::int64_t&
   std::int64_t t = 0;
   if (!r.lower.empty()) {
     if (!parse(r.lower, t)) return Status::InvalidArgument("bad @timestamp range bound " + r.lower);
+    t = std::clamp<std::int64_t>(t, kMinEventTime - 1, kMaxEventTime);
     t = std::clamp<std::int64_t>(t + (r.include_lower ? 0 : 1), kMinEventTime, kMaxEventTime);
     lo = FirstKeyAt(t);
   }
   if (!r.upper.empty()) {
     if (!parse(r.upper, t)) return Status::InvalidArgument("bad @timestamp range bound " + r.upper);
+    t = std::clamp<std::int64_t>(t, kMinEventTime - 1, kMaxEventTime);
     t = std::clamp<std::int64_t>(t + (r.include_upper ? 1 : 0), kMinEventTime, kMaxEventTime);
     hi = FirstKeyAt(t) - 1;
   }
   return Status::Ok();
 }
 
-class SqlBuilder {
- public:
-  explicit SqlBuilder(CompiledQuery& out) : out_(out) {}
+// How a wildcard, fuzzy or regex leaf runs in one partition.
+struct LeafPlan {
+  Fts exact;
+  Fts candidates;  // when there is no exact form
+};
 
-  Result<std::string> Condition(const Node& n) {
-    if (IsFtsPositive(n)) {
-      return fmt::format("e.key IN (SELECT rowid FROM fts WHERE fts MATCH ?{})",
-                         Param(FtsExpression(n)));
-    }
-    switch (n.kind) {
-      case NodeKind::kMatchAll:
-        return std::string("1");
-      case NodeKind::kRange:
-        if (n.range.field == query::kTimestampField) return RangeCondition(n.range);
-        return RowPredicate(n);
-      case NodeKind::kExists:
-        return RowPredicate(n);
-      case NodeKind::kNot: {
-        auto c = Condition(n.children[0]);
-        if (!c.ok()) return c;
-        return "NOT (" + *c + ")";
-      }
-      case NodeKind::kAnd:
-      case NodeKind::kOr: {
-        std::string s;
-        for (const Node& c : n.children) {
-          auto sub = Condition(c);
-          if (!sub.ok()) return sub;
-          if (!s.empty()) s += n.kind == NodeKind::kAnd ? " AND " : " OR ";
-          s += "(" + *sub + ")";
-        }
-        return s;
-      }
-      case NodeKind::kTerm:
-        break;  // handled above
-    }
-    return std::string("1");
-  }
+class Compiler {
+ public:
+  Compiler(TermSource* terms, const CompileOptions& options, CompiledQuery& out)
+      : terms_(terms), options_(options), out_(out) {}
+
+  Status Run(const Node& root);
 
  private:
-  std::string RowPredicate(const Node& n) {
-    return fmt::format("dc_match(e.source, ?{})", Param(&n));
+  Result<Fts> Exact(const Node& n);
+  Result<Fts> ExactUncached(const Node& n);
+  Result<Fts> Candidates(const Node& n);
+  Result<std::string> Condition(const Node& n, bool candidates_driven);
+  Result<std::string> LeafCondition(const Node& n, bool candidates_driven);
+  Result<const LeafPlan*> Plan(const Node& n);
+  Result<LeafPlan> PlanWildcard(const Node& n);
+  Result<LeafPlan> PlanFuzzy(const Node& n);
+  LeafPlan PlanRegex(const Node& n);
+  Fts LiteralsFts(const LiteralTree& tree, const std::string& prefix);
+  Result<std::vector<std::string>> Expand(const Node& n, TermRange range);
+  Result<std::string> RangeCondition(const query::Range& r);
+  std::string IdCondition(const std::string& id);
+  std::string RowCheck(const Node& n) {
+    return fmt::format("dc_match(e.source, e.idx, ?{})", Param(&n));
   }
-
+  std::string InFts(std::string fts) {
+    return fmt::format("e.key IN (SELECT rowid FROM fts WHERE fts MATCH ?{})",
+                       Param(std::move(fts)));
+  }
   int Param(std::variant<std::string, std::int64_t, const query::Node*> v) {
     out_.params.push_back(std::move(v));
     return kFirstWhereParam + static_cast<int>(out_.params.size()) - 1;
   }
 
-  Result<std::string> RangeCondition(const query::Range& r) {
-    std::int64_t lo = 0, hi = 0;
-    if (auto s = TimestampKeyBounds(r, lo, hi); !s.ok()) return s;
-    return fmt::format("e.key BETWEEN ?{} AND ?{}", Param(lo), Param(hi));
-  }
-
+  TermSource* terms_;
+  const CompileOptions& options_;
   CompiledQuery& out_;
+  std::unordered_map<const Node*, Fts> exact_;
+  std::unordered_map<const Node*, LeafPlan> plans_;
 };
+
+// The index-term prefix of a leaf's field ("" for the message).
+std::string TermPrefix(const query::Term& t) {
+  return query::IsMessageField(t.field) ? std::string() : FieldTermPrefix(t.field);
+}
+
+// Accepts a term of the leaf's field and tests its token part.
+std::function<bool(std::string_view)> ForField(std::string prefix,
+                                               std::function<bool(std::string_view)> token_test) {
+  return [prefix = std::move(prefix), test = std::move(token_test)](std::string_view term) {
+    if (prefix.empty()) return term.find(kNameSeparator) == std::string_view::npos && test(term);
+    return term.starts_with(prefix) && test(term.substr(prefix.size()));
+  };
+}
+
+Result<Fts> Compiler::Exact(const Node& n) {
+  if (auto it = exact_.find(&n); it != exact_.end()) return it->second;
+  auto e = ExactUncached(n);
+  if (e.ok()) exact_.emplace(&n, *e);
+  return e;
+}
+
+Result<Fts> Compiler::ExactUncached(const Node& n) {
+  switch (n.kind) {
+    case NodeKind::kTerm:
+      if (n.term.field == query::kIdField) return Fts();
+      return Fts(TermExpression(n.term));
+    case NodeKind::kNear:
+      if (!query::IsMessageField(n.term.field)) {
+        return Status::InvalidArgument("proximity (\"a b\"~N) is supported on the message only");
+      }
+      return Fts(NearExpression(n.term));
+    case NodeKind::kWildcard:
+    case NodeKind::kFuzzy: {
+      auto plan = Plan(n);
+      if (!plan.ok()) return plan.status();
+      return (*plan)->exact;
+    }
+    case NodeKind::kAnd:
+    case NodeKind::kOr: {
+      std::vector<std::string> positive, negative;
+      for (const Node& c : n.children) {
+        const bool negated = n.kind == NodeKind::kAnd && c.kind == NodeKind::kNot;
+        auto e = Exact(negated ? c.children[0] : c);
+        if (!e.ok()) return e.status();
+        if (!*e) return Fts();
+        (negated ? negative : positive).push_back(std::move(**e));
+      }
+      if (positive.empty()) return Fts();
+      if (n.kind == NodeKind::kAnd) return Fts(AllOf(positive, negative));
+      std::string any;
+      for (const std::string& p : positive) any += (any.empty() ? "(" : " OR (") + p + ")";
+      return Fts(any);
+    }
+    default:
+      return Fts();
+  }
+}
+
+Result<Fts> Compiler::Candidates(const Node& n) {
+  auto exact = Exact(n);
+  if (!exact.ok() || *exact) return exact;
+  switch (n.kind) {
+    case NodeKind::kWildcard:
+    case NodeKind::kRegex: {
+      auto plan = Plan(n);
+      if (!plan.ok()) return plan.status();
+      return (*plan)->candidates;
+    }
+    case NodeKind::kAnd: {
+      std::vector<std::string> positive, negative;
+      for (const Node& c : n.children) {
+        if (c.kind == NodeKind::kNot) {
+          auto e = Exact(c.children[0]);
+          if (!e.ok()) return e.status();
+          if (*e) negative.push_back(std::move(**e));
+          continue;
+        }
+        auto e = Candidates(c);
+        if (!e.ok()) return e.status();
+        if (*e) positive.push_back(std::move(**e));
+      }
+      if (positive.empty()) return Fts();
+      return Fts(AllOf(positive, negative));
+    }
+    case NodeKind::kOr: {
+      std::string any;
+      for (const Node& c : n.children) {
+        auto e = Candidates(c);
+        if (!e.ok() || !*e) return e;
+        any += (any.empty() ? "(" : " OR (") + **e + ")";
+      }
+      return Fts(any);
+    }
+    default:
+      return Fts();
+  }
+}
+
+// `candidates_driven`: the node's own Candidates already drive the query,
+// so a leaf need not repeat them.
+Result<std::string> Compiler::Condition(const Node& n, bool candidates_driven) {
+  auto exact = Exact(n);
+  if (!exact.ok()) return exact.status();
+  if (*exact) return InFts(std::move(**exact));
+  switch (n.kind) {
+    case NodeKind::kMatchAll:
+      return std::string("1");
+    case NodeKind::kNot: {
+      auto c = Condition(n.children[0], false);
+      if (!c.ok()) return c;
+      return "NOT (" + *c + ")";
+    }
+    case NodeKind::kAnd:
+    case NodeKind::kOr: {
+      std::string s;
+      for (const Node& c : n.children) {
+        auto sub = Condition(c, false);
+        if (!sub.ok()) return sub;
+        if (!s.empty()) s += n.kind == NodeKind::kAnd ? " AND " : " OR ";
+        s += "(" + *sub + ")";
+      }
+      return s;
+    }
+    default:
+      return LeafCondition(n, candidates_driven);
+  }
+}
+
+Result<std::string> Compiler::LeafCondition(const Node& n, bool candidates_driven) {
+  switch (n.kind) {
+    case NodeKind::kTerm:  // only _id has no FTS form
+      return IdCondition(n.term.text);
+    case NodeKind::kRange:
+      if (n.range.field == query::kTimestampField) return RangeCondition(n.range);
+      return RowCheck(n);
+    case NodeKind::kWildcard:
+    case NodeKind::kRegex: {
+      auto plan = Plan(n);
+      if (!plan.ok()) return plan.status();
+      if (candidates_driven || !(*plan)->candidates) return RowCheck(n);
+      std::string in = InFts(*(*plan)->candidates);
+      return "(" + in + " AND " + RowCheck(n) + ")";
+    }
+    default:
+      return RowCheck(n);
+  }
+}
+
+Result<std::string> Compiler::RangeCondition(const query::Range& r) {
+  std::int64_t lo = 0, hi = 0;
+  if (auto s = TimestampKeyBounds(r, lo, hi); !s.ok()) return s;
+  return fmt::format("e.key BETWEEN ?{} AND ?{}", Param(lo), Param(hi));
+}
+
+// An event's id is its doc_id, else its key in FormatEventKey form. (The
+// sub-select uses the doc_id index, and unlike `e.doc_id = ?` is never NULL,
+// which NOT would keep NULL.)
+std::string Compiler::IdCondition(const std::string& id) {
+  std::string sql = fmt::format("e.key IN (SELECT key FROM events WHERE doc_id = ?{})", Param(id));
+  if (const auto key = ParseEventKey(id)) {
+    sql = fmt::format("({} OR (e.key = ?{} AND e.doc_id IS NULL))", sql,
+                      Param(static_cast<std::int64_t>(*key)));
+  }
+  return sql;
+}
+
+Result<const LeafPlan*> Compiler::Plan(const Node& n) {
+  if (auto it = plans_.find(&n); it != plans_.end()) return &it->second;
+  Result<LeafPlan> plan = Status::Ok();
+  if (n.kind == NodeKind::kWildcard) {
+    plan = PlanWildcard(n);
+  } else if (n.kind == NodeKind::kFuzzy) {
+    plan = PlanFuzzy(n);
+  } else {
+    plan = PlanRegex(n);
+  }
+  if (!plan.ok()) return plan.status();
+  return &plans_.emplace(&n, std::move(*plan)).first->second;
+}
+
+Result<std::vector<std::string>> Compiler::Expand(const Node& n, TermRange range) {
+  if (terms_ == nullptr) return std::vector<std::string>();
+  auto terms = terms_->Terms(range, options_.max_expansions);
+  if (!terms.ok()) return terms.status();
+  if (terms->size() > options_.max_expansions) {
+    return Status::InvalidArgument(fmt::format(
+        "`{}` at byte {} matches more than {} distinct terms in one day's events; make it more "
+        "specific",
+        query::DebugString(n), n.position, options_.max_expansions));
+  }
+  return terms;
+}
+
+Result<LeafPlan> Compiler::PlanWildcard(const Node& n) {
+  const std::vector<PatternPosition> positions = SplitWildcardPattern(n.term.text);
+  const std::string prefix = TermPrefix(n.term);
+  // Per position: the index terms it may be (literal: one; `*` alone: unknown).
+  std::vector<std::optional<std::vector<std::string>>> choices;
+  for (const PatternPosition& p : positions) {
+    if (!p.wildcard) {
+      choices.push_back(std::vector<std::string>{prefix + p.text});
+      continue;
+    }
+    if (p.any()) {
+      choices.emplace_back();
+      continue;
+    }
+    TermRange range;
+    range.first = prefix + std::string(p.literal_prefix());
+    range.limit = PrefixLimit(range.first);
+    range.accept = ForField(prefix, [pattern = p.text](std::string_view token) {
+      return MatchTokenPattern(pattern, token);
+    });
+    auto terms = Expand(n, std::move(range));
+    if (!terms.ok()) return terms.status();
+    choices.push_back(std::move(*terms));
+  }
+  LeafPlan plan;
+  std::size_t product = 1;
+  bool known = !choices.empty();
+  for (const auto& c : choices) {
+    if (!c) known = false;
+    if (c) product = std::min(product * c->size(), kMaxPhraseProduct + 1);
+  }
+  if (known && product == 0) {
+    plan.exact = NeverMatchingFts();
+  } else if (known && choices.size() == 1) {
+    plan.exact = AnyOf(*choices.front());
+  } else if (known && product <= kMaxPhraseProduct) {
+    // Every combination as a phrase.
+    std::vector<std::vector<std::string>> combos{{}};
+    for (const auto& c : choices) {
+      std::vector<std::vector<std::string>> next;
+      for (const auto& combo : combos) {
+        for (const std::string& t : *c) {
+          next.push_back(combo);
+          next.back().push_back(t);
+        }
+      }
+      combos = std::move(next);
+    }
+    std::string any;
+    for (const auto& combo : combos)
+      any += (any.empty() ? "(" : " OR (") + RawPhrase(combo, false) + ")";
+    plan.exact = any;
+  } else {
+    // Candidates: every run of single-term positions as a phrase, every
+    // other expanded position as an OR; the row check does the rest.
+    std::vector<std::string> parts, run;
+    auto flush = [&] {
+      if (!run.empty()) parts.push_back(RawPhrase(run, false));
+      run.clear();
+    };
+    for (const auto& c : choices) {
+      if (c && c->size() == 1) {
+        run.push_back(c->front());
+        continue;
+      }
+      flush();
+      if (c) parts.push_back(AnyOf(*c));
+    }
+    flush();
+    if (!parts.empty()) plan.candidates = AllOf(parts, {});
+  }
+  return plan;
+}
+
+Result<LeafPlan> Compiler::PlanFuzzy(const Node& n) {
+  const std::vector<std::string> tokens = TextTokenizer::TokenizeToVector(n.term.text);
+  if (tokens.size() != 1) {
+    return Status::InvalidArgument(fmt::format("fuzzy `{}` at byte {} is not a single word",
+                                               query::DebugString(n), n.position));
+  }
+  const std::string prefix = TermPrefix(n.term);
+  const unsigned max = std::min(n.term.distance, 2u);
+  TermRange range;
+  range.first = prefix;
+  range.limit = PrefixLimit(prefix);
+  range.accept = ForField(prefix, [word = tokens.front(), max](std::string_view token) {
+    return BoundedEditDistance(token, word, max) <= max;
+  });
+  auto terms = Expand(n, std::move(range));
+  if (!terms.ok()) return terms.status();
+  return LeafPlan{AnyOf(*terms), std::nullopt};
+}
+
+LeafPlan Compiler::PlanRegex(const Node& n) {
+  return LeafPlan{std::nullopt, LiteralsFts(RequiredLiterals(n.term.text), TermPrefix(n.term))};
+}
+
+// The FTS5 form of a literal tree: nullopt where nothing is known.
+Fts Compiler::LiteralsFts(const LiteralTree& tree, const std::string& prefix) {
+  switch (tree.kind) {
+    case LiteralTree::Kind::kAll:
+      return std::nullopt;
+    case LiteralTree::Kind::kLiteral: {
+      GuaranteedPhrase phrase = GuaranteedTokens(tree.literal);
+      if (phrase.tokens.empty()) return std::nullopt;
+      for (std::string& t : phrase.tokens) t = prefix + t;
+      if (phrase.last_is_prefix && prefix.empty())
+        return MessagePrefix(RawPhrase(phrase.tokens, false));
+      return RawPhrase(phrase.tokens, phrase.last_is_prefix);
+    }
+    case LiteralTree::Kind::kAnd: {
+      std::vector<std::string> parts;
+      for (const LiteralTree& c : tree.children) {
+        if (Fts f = LiteralsFts(c, prefix)) parts.push_back(std::move(*f));
+      }
+      if (parts.empty()) return std::nullopt;
+      return AllOf(parts, {});
+    }
+    case LiteralTree::Kind::kOr: {
+      std::string any;
+      for (const LiteralTree& c : tree.children) {
+        Fts f = LiteralsFts(c, prefix);
+        if (!f) return std::nullopt;
+        any += (any.empty() ? "(" : " OR (") + *f + ")";
+      }
+      return any;
+    }
+  }
+  return std::nullopt;
+}
+
+Status Compiler::Run(const Node& root) {
+  auto exact = Exact(root);
+  if (!exact.ok()) return exact.status();
+  if (*exact) {
+    out_.fts = std::move(*exact);
+    return Status::Ok();
+  }
+  if (root.kind != NodeKind::kAnd) {
+    auto candidates = Candidates(root);
+    if (!candidates.ok()) return candidates.status();
+    out_.fts = std::move(*candidates);
+    auto where = Condition(root, out_.fts.has_value());
+    if (!where.ok()) return where.status();
+    out_.where = std::move(*where);
+    return Status::Ok();
+  }
+  // Drive by what FTS5 can find of the conjuncts; filter by the rest. A
+  // negated conjunct joins the driver only when something positive does.
+  std::vector<Fts> driving(root.children.size());
+  bool any_positive = false;
+  for (std::size_t i = 0; i < root.children.size(); ++i) {
+    const Node& c = root.children[i];
+    if (c.kind == NodeKind::kNot) continue;
+    auto candidates = Candidates(c);
+    if (!candidates.ok()) return candidates.status();
+    driving[i] = std::move(*candidates);
+    any_positive |= driving[i].has_value();
+  }
+  std::vector<std::string> positive, negative, rest;
+  for (std::size_t i = 0; i < root.children.size(); ++i) {
+    const Node& c = root.children[i];
+    if (c.kind == NodeKind::kNot && any_positive) {
+      auto e = Exact(c.children[0]);
+      if (!e.ok()) return e.status();
+      if (*e) {
+        negative.push_back(std::move(**e));
+        continue;
+      }
+    }
+    if (driving[i]) positive.push_back(*driving[i]);
+    auto e = Exact(c);
+    if (!e.ok()) return e.status();
+    if (*e) continue;  // the driver says it all
+    auto cond = Condition(c, driving[i].has_value());
+    if (!cond.ok()) return cond.status();
+    rest.push_back("(" + *cond + ")");
+  }
+  if (!positive.empty()) out_.fts = AllOf(positive, negative);
+  std::string where;
+  for (const std::string& r : rest) where += (where.empty() ? "" : " AND ") + r;
+  out_.where = where.empty() ? "1" : where;
+  return Status::Ok();
+}
 
 }  // namespace
 
@@ -163,44 +563,17 @@ std::string QuoteFtsString(std::string_view text) {
   return out;
 }
 
-Result<CompiledQuery> CompileFtsQuery(const Node& root) {
+std::string NeverMatchingFts() {
+  // Index terms never are a lone 0x1F: message tokens hold none, field terms
+  // have a name before it and a token after.
+  return QuoteFtsString(EncodeRawTerm(std::string(1, kNameSeparator)));
+}
+
+Result<CompiledQuery> CompileFtsQuery(const Node& root, TermSource* terms,
+                                      const CompileOptions& options) {
   CompiledQuery out;
-  if (IsFtsPositive(root)) {
-    out.fts = FtsExpression(root);
-    return out;
-  }
-  SqlBuilder sql(out);
-  if (root.kind != NodeKind::kAnd) {
-    auto where = sql.Condition(root);
-    if (!where.ok()) return where.status();
-    out.where = *where;
-    return out;
-  }
-  // Drive by the FTS-answerable conjuncts; filter by the rest.
-  Node driver{NodeKind::kAnd, root.position, {}, {}, {}};
-  std::string rest;
-  for (const Node& c : root.children) {
-    const bool fts_part =
-        IsFtsPositive(c) || (c.kind == NodeKind::kNot && IsFtsPositive(c.children[0]));
-    if (fts_part) {
-      driver.children.push_back(c);
-      continue;
-    }
-    auto cond = sql.Condition(c);
-    if (!cond.ok()) return cond.status();
-    if (!rest.empty()) rest += " AND ";
-    rest += "(" + *cond + ")";
-  }
-  if (driver.children.size() == 1 && IsFtsPositive(driver.children[0])) {
-    out.fts = FtsExpression(driver.children[0]);
-  } else if (!driver.children.empty() && IsFtsPositive(driver)) {
-    out.fts = FtsExpression(driver);
-  } else if (!driver.children.empty()) {
-    auto cond = sql.Condition(driver);
-    if (!cond.ok()) return cond.status();
-    rest = rest.empty() ? *cond : "(" + *cond + ") AND " + rest;
-  }
-  out.where = rest.empty() ? "1" : rest;
+  Compiler compiler(terms, options, out);
+  if (auto s = compiler.Run(root); !s.ok()) return s;
   return out;
 }
 

@@ -1,6 +1,25 @@
-// Compiles a query AST into what a SQLite partition runs: an FTS5 MATCH
+// Compiles a query AST into what one SQLite partition runs: an FTS5 MATCH
 // expression that drives the search (when the query has a part FTS5 can
-// answer), plus an SQL condition over `events AS e` for the rest.
+// answer or narrow), plus an SQL condition over `events AS e` for the rest.
+//
+// How each leaf runs (semantics: query_ast.h):
+//   Term, prefix Term     FTS5 phrase / prefix, exactly.
+//   Term on _id           SQL on e.doc_id / e.key.
+//   Near                  FTS5 NEAR(...) on the message, exactly.
+//   Wildcard, Fuzzy       expanded against the partition's vocabulary
+//                         (TermSource) into an OR of index terms: exact for
+//                         a one-position pattern and for fuzzy terms; a
+//                         longer pattern also needs the row check (below),
+//                         with its literal and expanded positions as the FTS5
+//                         candidates. More than `max_expansions` terms for
+//                         one position is InvalidArgument naming the limit.
+//   Regex                 the row check, with the literals every match must
+//                         contain (regex_prefilter.h) as FTS5 candidates
+//                         when there are any; else every row in the time
+//                         range is checked.
+//   Range on @timestamp   SQL on the event key.
+//   other Range, Exists   the row check.
+// The row check is dc_match(e.source, e.idx, node) (row_predicate.h).
 //
 // No text of the query is spliced into SQL: every FTS5 expression is a bound
 // parameter, and inside it every user string is a double-quoted FTS5 string
@@ -8,7 +27,7 @@
 // user are matched as text. The SQL condition contains only fixed SQL and
 // parameter placeholders.
 //
-// Thread-safety: pure function.
+// Thread-safety: pure function, apart from what `terms` does.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +38,7 @@
 
 #include "storage/query_ast.h"
 #include "storage/status.h"
+#include "storage/term_source.h"
 
 namespace dashcam::storage {
 
@@ -36,11 +56,23 @@ struct CompiledQuery {
 // ?1 = fts expression, ?2/?3 = key range, ?4 = limit; `where` uses ?10 on.
 inline constexpr int kFirstWhereParam = 10;
 
-// Errors: InvalidArgument for malformed @timestamp range bounds. The result
-// refers to `root` (dc_match pointers): keep `root` alive while it is used.
-Result<CompiledQuery> CompileFtsQuery(const query::Node& root);
+struct CompileOptions {
+  // Most index terms one wildcard position or fuzzy term may expand to in a
+  // partition. Default: 1024 (Lucene's classic clause limit).
+  std::size_t max_expansions = 1024;
+};
+
+// Errors: InvalidArgument for malformed @timestamp range bounds and for
+// expansions past the limit; what `terms` returns. `terms` may be null: an
+// empty vocabulary. The result refers to `root` (dc_match pointers): keep
+// `root` alive while it is used.
+Result<CompiledQuery> CompileFtsQuery(const query::Node& root, TermSource* terms = nullptr,
+                                      const CompileOptions& options = {});
 
 // The FTS5 string literal for `text`: "..." with inner quotes doubled.
 std::string QuoteFtsString(std::string_view text);
+
+// An FTS5 expression no event matches (a term no index holds).
+std::string NeverMatchingFts();
 
 }  // namespace dashcam::storage

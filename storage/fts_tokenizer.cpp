@@ -12,28 +12,34 @@ namespace {
 
 using TokenCallback = int (*)(void*, int, const char*, int, int, int);
 
-// Feeds tokens to FTS5; remembers the first non-OK code so tokenizing stops.
+// Feeds tokens to FTS5 (and expandable ones to the sink, if any);
+// remembers the first non-OK code so tokenizing stops.
 class Emitter {
  public:
-  Emitter(void* ctx, TokenCallback cb) : ctx_(ctx), cb_(cb) {}
+  Emitter(void* ctx, TokenCallback cb, IndexedTermSink* sink) : ctx_(ctx), cb_(cb), sink_(sink) {}
 
   bool Emit(std::string_view token, std::size_t begin, std::size_t end) {
     rc_ = cb_(ctx_, 0, token.data(), static_cast<int>(token.size()), static_cast<int>(begin),
               static_cast<int>(end));
     return rc_ == SQLITE_OK;
   }
+  bool EmitExpandable(std::string_view token, std::size_t begin, std::size_t end) {
+    if (sink_ != nullptr) sink_->OnIndexedTerm(token);
+    return Emit(token, begin, end);
+  }
   int rc() const { return rc_; }
 
  private:
   void* ctx_;
   TokenCallback cb_;
+  IndexedTermSink* sink_;
   int rc_ = SQLITE_OK;
 };
 
 bool TokenizeText(std::string_view text, std::size_t base, Emitter& out) {
   bool ok = true;
   TextTokenizer::Tokenize(text, [&](const TokenSpan& t) {
-    ok = out.Emit(t.token, base + t.begin, base + t.end);
+    ok = out.EmitExpandable(t.token, base + t.begin, base + t.end);
     return ok;
   });
   return ok;
@@ -67,7 +73,7 @@ bool TokenizeRecord(std::string_view rec, std::size_t base, std::string_view pre
   TextTokenizer::Tokenize(value, [&](const TokenSpan& t) {
     buf.resize(prefix_len);
     buf.append(t.token);
-    ok = out.Emit(buf, value_base + t.begin, value_base + t.end);
+    ok = out.EmitExpandable(buf, value_base + t.begin, value_base + t.end);
     return ok;
   });
   return ok;
@@ -88,19 +94,29 @@ bool TokenizeAttrs(std::string_view text, std::size_t base, Emitter& out) {
   return true;
 }
 
-int XCreate(void*, const char**, int, Fts5Tokenizer** out) {
-  static int dummy;  // the tokenizer is stateless; FTS5 needs a non-null handle
-  *out = reinterpret_cast<Fts5Tokenizer*>(&dummy);
+// The handle FTS5 keeps per table and connection: the connection's sink, or
+// this placeholder when it has none (FTS5 needs a non-null handle).
+int no_sink;
+
+int XCreate(void* context, const char**, int, Fts5Tokenizer** out) {
+  *out = reinterpret_cast<Fts5Tokenizer*>(context != nullptr ? context : &no_sink);
   return SQLITE_OK;
 }
 
 void XDelete(Fts5Tokenizer*) {}
 
-int XTokenize(Fts5Tokenizer*, void* ctx, int /*flags*/, const char* text, int n, TokenCallback cb) {
+int XTokenize(Fts5Tokenizer* handle, void* ctx, int flags, const char* text, int n,
+              TokenCallback cb) {
   if (n <= 0) return SQLITE_OK;
   const std::string_view all(text, static_cast<std::size_t>(n));
-  Emitter out(ctx, cb);
-  if (all[0] == kAttrsMarker) {
+  IndexedTermSink* sink = nullptr;
+  if ((flags & FTS5_TOKENIZE_DOCUMENT) != 0 && reinterpret_cast<void*>(handle) != &no_sink) {
+    sink = reinterpret_cast<IndexedTermSink*>(handle);
+  }
+  Emitter out(ctx, cb, sink);
+  if (all[0] == kRawTermMarker) {
+    if (all.size() > 1) out.Emit(all.substr(1), 0, all.size());
+  } else if (all[0] == kAttrsMarker) {
     TokenizeAttrs(all.substr(1), 1, out);
   } else if (all[0] == kMessageMarker) {
     TokenizeText(all.substr(1), 1, out);
@@ -124,11 +140,11 @@ Result<fts5_api*> GetFts5Api(sqlite3* db) {
 
 }  // namespace
 
-Status RegisterFtsTokenizer(sqlite3* db) {
+Status RegisterFtsTokenizer(sqlite3* db, IndexedTermSink* sink) {
   auto api = GetFts5Api(db);
   if (!api.ok()) return api.status();
   static fts5_tokenizer tokenizer{XCreate, XDelete, XTokenize};
-  const int rc = (*api)->xCreateTokenizer(*api, kFtsTokenizerName, nullptr, &tokenizer, nullptr);
+  const int rc = (*api)->xCreateTokenizer(*api, kFtsTokenizerName, sink, &tokenizer, nullptr);
   return SqliteStatus(rc, db, "register tokenizer");
 }
 

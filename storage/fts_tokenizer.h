@@ -5,12 +5,26 @@
 
 #include <sqlite3.h>
 
+#include <string_view>
+
 #include "storage/status.h"
 
 namespace dashcam::storage {
 
 inline constexpr const char* kFtsTokenizerName = "dashcam";
 
-Status RegisterFtsTokenizer(sqlite3* db);
+// Told every index term a wildcard or fuzzy query may expand to, as the
+// document is indexed: each message token, and each token of a string field
+// value as its index term (name 0x1F token). Never number terms or array
+// markers. Called on the thread running the INSERT; must not use the
+// connection.
+class IndexedTermSink {
+ public:
+  virtual ~IndexedTermSink() = default;
+  virtual void OnIndexedTerm(std::string_view term) = 0;
+};
+
+// `sink` (optional) must outlive the connection.
+Status RegisterFtsTokenizer(sqlite3* db, IndexedTermSink* sink = nullptr);
 
 }  // namespace dashcam::storage

@@ -12,7 +12,7 @@
 namespace dashcam::storage {
 namespace {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 
 constexpr const char* kSchemaSql = R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
@@ -26,6 +26,7 @@ CREATE UNIQUE INDEX IF NOT EXISTS events_doc_id ON events(doc_id) WHERE doc_id I
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
   message, attrs, content='', columnsize=0, tokenize='dashcam');
 CREATE TABLE IF NOT EXISTS replaced(key INTEGER PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS vocab(term TEXT PRIMARY KEY) WITHOUT ROWID;
 INSERT INTO fts(fts, rank) VALUES('automerge', 16);
 INSERT INTO fts(fts, rank) VALUES('hashsize', 16777216);
 )sql";
@@ -56,7 +57,14 @@ Status InitPartitionSchema(Db& db, std::int64_t day) {
   }
   if (*version == kSchemaVersion) return Status::Ok();
   if (auto s = db.Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
-  Status s = db.Exec(kSchemaSql);
+  Status s;
+  if (*version == 1) {
+    // Version 1 partitions lack the vocabulary; build it from the index.
+    s = db.Exec(kVocabularySchemaSql);
+    if (s.ok()) s = BackfillVocabulary(db);
+  } else {
+    s = db.Exec(kSchemaSql);
+  }
   if (s.ok()) {
     s =
         db.Exec(fmt::format("INSERT OR REPLACE INTO meta VALUES('day','{}');"
@@ -76,7 +84,7 @@ Result<std::unique_ptr<PartitionWriter>> PartitionWriter::Open(const std::string
   std::unique_ptr<PartitionWriter> w(new PartitionWriter());
   w->day_ = day;
   if (auto s = w->db_.Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE); !s.ok()) return s;
-  if (auto s = RegisterFtsTokenizer(w->db_.get()); !s.ok()) return s;
+  if (auto s = RegisterFtsTokenizer(w->db_.get(), &w->vocab_); !s.ok()) return s;
   sqlite3_busy_timeout(w->db_.get(), 5000);
   if (auto s = Pragmas(w->db_, opts); !s.ok()) return s;
   if (auto s = InitPartitionSchema(w->db_, day); !s.ok()) return s;
@@ -100,11 +108,23 @@ Status PartitionWriter::Prepare() {
       {&find_doc_, "SELECT key FROM events WHERE doc_id = ?1"},
       {&delete_event_, "DELETE FROM events WHERE key = ?1"},
       {&insert_replaced_, "INSERT OR IGNORE INTO replaced(key) VALUES(?1)"},
+      {&insert_vocab_, "INSERT OR IGNORE INTO vocab(term) VALUES(?1)"},
   };
   for (const Item& it : items) {
     auto stmt = db_.Prepare(it.sql, /*persistent=*/true);
     if (!stmt.ok()) return stmt.status();
     *it.stmt = std::move(*stmt);
+  }
+  return Status::Ok();
+}
+
+// The terms this transaction indexed that the vocab table may lack.
+Status PartitionWriter::StoreVocabulary() {
+  for (const std::string& term : vocab_.pending()) {
+    insert_vocab_.BindStatic(1, term);
+    const int rc = insert_vocab_.Step();
+    insert_vocab_.Reset();
+    if (rc != SQLITE_DONE) return db_.Check(rc, "insert vocab");
   }
   return Status::Ok();
 }
@@ -217,9 +237,12 @@ Status PartitionWriter::Write(std::span<const Record* const> records,
     outcomes[i] = *outcome;
     keys[i] = *outcome == RecordOutcome::kDuplicate ? 0 : *key;
   }
+  if (failure.ok()) failure = StoreVocabulary();
   if (failure.ok()) failure = db_.Exec("COMMIT");
+  if (failure.ok()) vocab_.Committed();
   if (!failure.ok()) {
     db_.Exec("ROLLBACK");
+    vocab_.RolledBack();
     // Keys handed out in the rolled-back transaction are free again.
     next_seq_.clear();
     LoadHighestKey();

@@ -6,7 +6,8 @@
 // so "newest first" is a reverse walk of the rowid B-tree or FTS5 doclist, a
 // time range is a rowid range, and the key alone names the partition.
 //
-// Schema (user_version 1):
+// Schema (user_version 2; version 1 lacked `vocab`, which opening for
+// writing adds and fills from the FTS index):
 //   events(key INTEGER PRIMARY KEY, level TEXT, idx TEXT, doc_id TEXT, source BLOB)
 //       one row per live event; `source` is the stored document.
 //   events_doc_id: UNIQUE index on doc_id WHERE doc_id IS NOT NULL.
@@ -16,6 +17,9 @@
 //       newer event with the same doc_id; their FTS entries are stale and are
 //       excluded from counts. Keys are never reused.
 //   meta(key TEXT PRIMARY KEY, value TEXT): "day" = YYYY-MM-DD.
+//   vocab(term TEXT PRIMARY KEY) WITHOUT ROWID: every index term wildcard
+//       and fuzzy queries expand to (vocabulary.h), filled as events are
+//       written, in the same transaction.
 //   FTS5 settings: automerge=16 and hashsize=16 MiB (measured: 1.7x the insert
 //   rate of the defaults on training logs, 20k-event transactions).
 //
@@ -31,6 +35,7 @@
 
 #include "storage/record.h"
 #include "storage/sqlite_db.h"
+#include "storage/vocabulary_collector.h"
 
 namespace dashcam::storage {
 
@@ -67,13 +72,16 @@ class PartitionWriter {
  private:
   PartitionWriter() = default;
   Status Prepare();
+  Status StoreVocabulary();
   Result<EventKey> NextKey(TimeMs ts);
   Result<RecordOutcome> WriteOne(const Record& r, EventKey key);
   Status ReplaceExisting(const Record& r, bool& replaced);
 
+  VocabularyCollector vocab_;  // before db_: the tokenizer uses it until db_ closes
   Db db_;
   std::int64_t day_ = 0;
-  Stmt insert_event_, insert_fts_, max_key_, find_doc_, delete_event_, insert_replaced_;
+  Stmt insert_event_, insert_fts_, max_key_, find_doc_, delete_event_, insert_replaced_,
+      insert_vocab_;
   Status LoadHighestKey();
 
   std::unordered_map<TimeMs, std::uint32_t> next_seq_;  // cache of NextKey

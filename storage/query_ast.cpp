@@ -4,14 +4,22 @@
 //   MatchAll     *
 //   Term         [field:]text[*]     e.g. cuda  host.name:gpu\-01  cud*
 //                [field:]"text"[*]   a phrase, e.g. "out of memory"  user:"zhang san"*
+//   Wildcard     [field:]pattern     e.g. *memory  host.name:gpu\-node\-*
+//   Regex        [field:]/re/        `/` inside written \/
+//   Near         [field:]"text"~N
+//   Fuzzy        [field:]text~N
+//   Exists       _exists_:field
+//   Range        field:[lo TO hi]    `{`/`}` for exclusive bounds, `*` when open
 //   And / Or     (AND c1 c2 ...)     (OR c1 c2 ...)
 //   Not          (NOT c)
 // The field prefix appears whenever the field is non-empty (so `message:x`
 // and `x` stay distinct); the trailing `*` marks a prefix term. Unquoted text
 // has a backslash before every character the query language would read as
 // syntax (whitespace, \ " ( ) : * ? ~ ^ [ ] { }, and at its start / < > and,
-// for message terms, + - ! & | and the words AND OR NOT); phrases escape only
-// \ and ". So a Term's form is query text that parses back to the same Term.
+// for message terms, + - ! & | and the words AND OR NOT in either case);
+// phrases escape only \ and ". A wildcard's `*` and `?` are not escaped. So a
+// leaf's form is query text that parses back to the same leaf (@timestamp
+// ranges show resolved epoch milliseconds, which parse back the same).
 // Positions are not shown.
 //
 // Recursion follows the tree's depth; trees from the parser are bounded by
@@ -61,12 +69,19 @@ bool StartsUnicodeSpace(std::string_view rest) {
   return rest.starts_with("\xC2\xA0") || rest.starts_with("\xE3\x80\x80");
 }
 
-void AppendBareText(const std::string& text, bool bare, std::string* out) {
-  if (bare && (text == "AND" || text == "OR" || text == "NOT")) *out += '\\';
+bool IsOperatorWord(const std::string& text) {
+  return text == "AND" || text == "OR" || text == "NOT" || text == "and" || text == "or" ||
+         text == "not";
+}
+
+// `wildcards`: leave * and ? unescaped (a Wildcard's pattern).
+void AppendBareText(const std::string& text, bool bare, std::string* out, bool wildcards = false) {
+  if (bare && IsOperatorWord(text)) *out += '\\';
   const std::string_view view(text);
   for (std::size_t i = 0; i < view.size(); ++i) {
     const char c = view[i];
-    if (AlwaysEscaped(c) || (i == 0 && EscapedAtStart(c, bare)) ||
+    const bool wildcard = wildcards && (c == '*' || c == '?');
+    if ((AlwaysEscaped(c) && !wildcard) || (i == 0 && EscapedAtStart(c, bare)) ||
         StartsUnicodeSpace(view.substr(i))) {
       *out += '\\';
     }
@@ -83,11 +98,25 @@ void AppendPhraseText(const std::string& text, std::string* out) {
   *out += '"';
 }
 
-void AppendTerm(const Term& term, std::string* out) {
+void AppendField(const Term& term, std::string* out) {
   if (!term.field.empty()) {
     *out += term.field;
     *out += ':';
   }
+}
+
+void AppendRegex(const Term& term, std::string* out) {
+  AppendField(term, out);
+  *out += '/';
+  for (char c : term.text) {
+    if (c == '/') *out += '\\';
+    *out += c;
+  }
+  *out += '/';
+}
+
+void AppendTerm(const Term& term, std::string* out) {
+  AppendField(term, out);
   if (term.phrase) {
     AppendPhraseText(term.text, out);
   } else {
@@ -104,6 +133,23 @@ void AppendNode(const Node& node, std::string* out) {
       return;
     case NodeKind::kTerm:
       AppendTerm(node.term, out);
+      return;
+    case NodeKind::kWildcard:
+      AppendField(node.term, out);
+      AppendBareText(node.term.text, node.term.field.empty(), out, true);
+      return;
+    case NodeKind::kRegex:
+      AppendRegex(node.term, out);
+      return;
+    case NodeKind::kNear:
+      AppendField(node.term, out);
+      AppendPhraseText(node.term.text, out);
+      *out += '~' + std::to_string(node.term.distance);
+      return;
+    case NodeKind::kFuzzy:
+      AppendField(node.term, out);
+      AppendBareText(node.term.text, node.term.field.empty(), out);
+      *out += '~' + std::to_string(node.term.distance);
       return;
     case NodeKind::kExists:
       *out += "_exists_:" + node.term.field;

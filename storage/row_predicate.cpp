@@ -1,13 +1,25 @@
 #include "storage/row_predicate.h"
 
+#include <algorithm>
 #include <charconv>
 #include <optional>
 #include <string_view>
+#include <vector>
 
+#include <re2/re2.h>
+
+#include "storage/attrs_codec.h"
 #include "storage/sqlite_db.h"
+#include "storage/text_tokenizer.h"
+#include "storage/token_pattern.h"
 
 namespace dashcam::storage {
 namespace {
+
+using query::Node;
+using query::NodeKind;
+
+constexpr std::size_t kMaxCachedRegexes = 64;
 
 std::optional<double> Number(std::string_view text) {
   double d = 0;
@@ -16,7 +28,35 @@ std::optional<double> Number(std::string_view text) {
   return d;
 }
 
-bool Below(const query::Range& r, double v, double lo, double hi) {
+// The values of a field (query_ast.h): strings (booleans as their text)
+// and numbers.
+struct Values {
+  std::vector<std::string_view> strings;
+  std::vector<const Field*> numbers;
+};
+
+Values ValuesOf(const std::string& field, const EventView& ev) {
+  Values out;
+  if (query::IsMessageField(field)) {
+    if (ev.doc->message) out.strings.push_back(*ev.doc->message);
+    return out;
+  }
+  if (field == query::kIndexField) {
+    if (!ev.index.empty()) out.strings.push_back(ev.index);
+    return out;
+  }
+  for (const Field& f : ev.doc->fields) {
+    if (f.name != field) continue;
+    if (f.type == Field::Type::kNumber) {
+      out.numbers.push_back(&f);
+    } else {
+      out.strings.push_back(f.text);
+    }
+  }
+  return out;
+}
+
+bool Between(const query::Range& r, double v, double lo, double hi) {
   const bool above_lo = r.lower.empty() || (r.include_lower ? v >= lo : v > lo);
   const bool below_hi = r.upper.empty() || (r.include_upper ? v <= hi : v < hi);
   return above_lo && below_hi;
@@ -28,26 +68,34 @@ bool InStringRange(const query::Range& r, std::string_view v) {
   return above_lo && below_hi;
 }
 
-bool RangeMatches(const query::Range& r, const DocumentView& doc) {
+bool RangeMatches(const query::Range& r, const EventView& ev) {
+  if (r.field == query::kTimestampField) {
+    const auto lo = Number(r.lower), hi = Number(r.upper);
+    return Between(r, static_cast<double>(ev.ts_ms), lo.value_or(0), hi.value_or(0));
+  }
   const auto lo = Number(r.lower), hi = Number(r.upper);
   const bool numeric = (r.lower.empty() || lo) && (r.upper.empty() || hi);
-  for (const Field& f : doc.fields) {
-    if (f.name != r.field) continue;
+  const Values values = ValuesOf(r.field, ev);
+  for (std::string_view s : values.strings) {
     if (numeric) {
-      const std::optional<double> v =
-          f.type == Field::Type::kNumber ? std::optional<double>(f.number) : Number(f.text);
-      if (v && Below(r, *v, lo.value_or(0), hi.value_or(0))) return true;
-    } else if (f.type == Field::Type::kString && InStringRange(r, f.text)) {
+      const auto v = Number(s);
+      if (v && Between(r, *v, lo.value_or(0), hi.value_or(0))) return true;
+    } else if (InStringRange(r, s)) {
       return true;
     }
+  }
+  if (!numeric) return false;
+  for (const Field* f : values.numbers) {
+    if (Between(r, f->number, lo.value_or(0), hi.value_or(0))) return true;
   }
   return false;
 }
 
-bool Exists(const std::string& field, const DocumentView& doc) {
-  if (query::IsMessageField(field)) return doc.message.has_value();
-  if (field == query::kTimestampField) return true;
-  for (const Field& f : doc.fields) {
+bool Exists(const std::string& field, const EventView& ev) {
+  if (query::IsMessageField(field)) return ev.doc->message.has_value();
+  if (field == query::kTimestampField || field == query::kIdField) return true;
+  if (field == query::kIndexField) return !ev.index.empty();
+  for (const Field& f : ev.doc->fields) {
     if (f.name == field) return true;
     if (f.name.size() > field.size() && f.name.starts_with(field) && f.name[field.size()] == '.') {
       return true;
@@ -56,15 +104,108 @@ bool Exists(const std::string& field, const DocumentView& doc) {
   return false;
 }
 
+// True when `tokens` holds `want` contiguously, the last of `want` as a
+// prefix when `prefix`.
+bool ContainsTokens(const std::vector<std::string>& tokens, const std::vector<std::string>& want,
+                    bool prefix) {
+  if (want.empty() || want.size() > tokens.size()) return false;
+  for (std::size_t start = 0; start + want.size() <= tokens.size(); ++start) {
+    bool all = true;
+    for (std::size_t k = 0; k < want.size() && all; ++k) {
+      const std::string& t = tokens[start + k];
+      all = prefix && k + 1 == want.size() ? t.starts_with(want[k]) : t == want[k];
+    }
+    if (all) return true;
+  }
+  return false;
+}
+
+bool TermMatches(const query::Term& t, const EventView& ev) {
+  if (t.field == query::kIdField) return ev.id == t.text;
+  const Values values = ValuesOf(t.field, ev);
+  const std::vector<std::string> want = TextTokenizer::TokenizeToVector(t.text);
+  for (std::string_view s : values.strings) {
+    if (ContainsTokens(TextTokenizer::TokenizeToVector(s), want, t.prefix)) return true;
+  }
+  if (t.prefix || query::IsMessageField(t.field)) return false;
+  const auto canonical = CanonicalNumberText(t.text);
+  if (!canonical) return false;
+  for (const Field* f : values.numbers) {
+    if (f->text == *canonical) return true;
+  }
+  return false;
+}
+
+// query_ast.h, kNear: some occurrence of every word's phrase such that each
+// ends at most N tokens before the last one starts.
+bool NearMatches(const query::Term& t, const EventView& ev) {
+  if (!query::IsMessageField(t.field) || !ev.doc->message) return false;
+  const std::vector<std::string> tokens = TextTokenizer::TokenizeToVector(*ev.doc->message);
+  std::vector<std::vector<std::string>> phrases;
+  std::size_t pos = 0;
+  while (pos < t.text.size()) {
+    const std::size_t end = std::min(t.text.find_first_of(" \t\n\r\f\v", pos), t.text.size());
+    auto words = TextTokenizer::TokenizeToVector(std::string_view(t.text).substr(pos, end - pos));
+    if (!words.empty()) phrases.push_back(std::move(words));
+    pos = end + 1;
+  }
+  if (phrases.empty()) return false;
+  // Starts of every phrase's occurrences.
+  std::vector<std::vector<long>> starts(phrases.size());
+  for (std::size_t i = 0; i < phrases.size(); ++i) {
+    for (std::size_t s = 0; s + phrases[i].size() <= tokens.size(); ++s) {
+      if (std::equal(phrases[i].begin(), phrases[i].end(), tokens.begin() + s)) {
+        starts[i].push_back(static_cast<long>(s));
+      }
+    }
+    if (starts[i].empty()) return false;
+  }
+  // Try each occurrence as the latest start M.
+  for (const auto& candidates : starts) {
+    for (long m : candidates) {
+      bool all = true;
+      for (std::size_t i = 0; i < phrases.size() && all; ++i) {
+        const long n = static_cast<long>(phrases[i].size());
+        all = std::any_of(starts[i].begin(), starts[i].end(), [&](long s) {
+          return s <= m && m - (s + n) <= static_cast<long>(t.distance);
+        });
+      }
+      if (all) return true;
+    }
+  }
+  return false;
+}
+
+bool FuzzyMatches(const query::Term& t, const EventView& ev) {
+  const std::vector<std::string> word = TextTokenizer::TokenizeToVector(t.text);
+  if (word.size() != 1) return false;
+  const unsigned max = std::min(t.distance, 2u);
+  for (std::string_view s : ValuesOf(t.field, ev).strings) {
+    for (const std::string& token : TextTokenizer::TokenizeToVector(s)) {
+      if (BoundedEditDistance(token, word.front(), max) <= max) return true;
+    }
+  }
+  return false;
+}
+
+bool WildcardMatches(const query::Term& t, const EventView& ev) {
+  const std::vector<PatternPosition> positions = SplitWildcardPattern(t.text);
+  for (std::string_view s : ValuesOf(t.field, ev).strings) {
+    if (ContainsPattern(TextTokenizer::TokenizeToVector(s), positions)) return true;
+  }
+  return false;
+}
+
 struct FunctionState {
   DocumentReader reader;
   DocumentView view;
+  RowMatcher matcher;
 };
 
+// dc_match(source BLOB, idx TEXT, node POINTER)
 void DcMatch(sqlite3_context* ctx, int, sqlite3_value** argv) {
   auto* state = static_cast<FunctionState*>(sqlite3_user_data(ctx));
-  const auto* node =
-      static_cast<const query::Node*>(sqlite3_value_pointer(argv[1], kNodePointerType));
+  const auto* node = static_cast<const Node*>(sqlite3_value_pointer(argv[2], kNodePointerType));
   if (node == nullptr) {
     sqlite3_result_error(ctx, "dc_match: no query node bound", -1);
     return;
@@ -75,20 +216,80 @@ void DcMatch(sqlite3_context* ctx, int, sqlite3_value** argv) {
     sqlite3_result_int(ctx, 0);
     return;
   }
-  sqlite3_result_int(ctx, EvaluateRowPredicate(*node, state->view) ? 1 : 0);
+  EventView ev;
+  ev.doc = &state->view;
+  if (const unsigned char* idx = sqlite3_value_text(argv[1])) {
+    ev.index = {reinterpret_cast<const char*>(idx),
+                static_cast<std::size_t>(sqlite3_value_bytes(argv[1]))};
+  }
+  sqlite3_result_int(ctx, state->matcher.Matches(*node, ev) ? 1 : 0);
 }
 
 }  // namespace
 
-bool EvaluateRowPredicate(const query::Node& node, const DocumentView& doc) {
-  if (node.kind == query::NodeKind::kExists) return Exists(node.term.field, doc);
-  if (node.kind == query::NodeKind::kRange) return RangeMatches(node.range, doc);
-  return false;
+RowMatcher::RowMatcher() = default;
+RowMatcher::~RowMatcher() = default;
+
+const re2::RE2& RowMatcher::Regex(const std::string& pattern) {
+  auto it = regexes_.find(pattern);
+  if (it != regexes_.end()) return *it->second;
+  if (regexes_.size() >= kMaxCachedRegexes) regexes_.clear();
+  RE2::Options options;
+  options.set_log_errors(false);
+  return *regexes_.emplace(pattern, std::make_unique<RE2>(pattern, options)).first->second;
+}
+
+bool RowMatcher::Matches(const Node& node, const EventView& event) {
+  switch (node.kind) {
+    case NodeKind::kMatchAll:
+      return true;
+    case NodeKind::kNot:
+      return !Matches(node.children[0], event);
+    case NodeKind::kAnd:
+      for (const Node& c : node.children) {
+        if (!Matches(c, event)) return false;
+      }
+      return true;
+    case NodeKind::kOr:
+      for (const Node& c : node.children) {
+        if (Matches(c, event)) return true;
+      }
+      return false;
+    default:
+      return MatchesLeaf(node, event);
+  }
+}
+
+bool RowMatcher::MatchesLeaf(const Node& node, const EventView& event) {
+  switch (node.kind) {
+    case NodeKind::kTerm:
+      return TermMatches(node.term, event);
+    case NodeKind::kRange:
+      return RangeMatches(node.range, event);
+    case NodeKind::kExists:
+      return Exists(node.term.field, event);
+    case NodeKind::kWildcard:
+      return WildcardMatches(node.term, event);
+    case NodeKind::kNear:
+      return NearMatches(node.term, event);
+    case NodeKind::kFuzzy:
+      return FuzzyMatches(node.term, event);
+    case NodeKind::kRegex: {
+      const RE2& re = Regex(node.term.text);
+      if (!re.ok()) return false;
+      for (std::string_view s : ValuesOf(node.term.field, event).strings) {
+        if (RE2::PartialMatch(s, re)) return true;
+      }
+      return false;
+    }
+    default:
+      return false;
+  }
 }
 
 Status RegisterRowPredicate(sqlite3* db) {
   auto* state = new FunctionState();
-  const int rc = sqlite3_create_function_v2(db, "dc_match", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+  const int rc = sqlite3_create_function_v2(db, "dc_match", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
                                             state, &DcMatch, nullptr, nullptr,
                                             [](void* p) { delete static_cast<FunctionState*>(p); });
   return SqliteStatus(rc, db, "register dc_match");

@@ -9,6 +9,7 @@
 #include "storage/fts_query_compiler.h"
 #include "storage/partition.h"
 #include "storage/row_predicate.h"
+#include "storage/vocabulary.h"
 
 namespace dashcam::storage {
 
@@ -140,6 +141,35 @@ class DeadlineGuard {
   Clock::time_point deadline_;
 };
 
+// `root` compiled for one partition: wildcard and fuzzy terms expand
+// against its vocabulary, within the query's time budget.
+Result<CompiledQuery> CompileFor(PartitionReader& reader, const query::Node& root,
+                                 Clock::time_point deadline) {
+  DeadlineGuard guard(reader.db(), deadline);
+  PartitionTerms terms(reader);
+  return CompileFtsQuery(root, &terms);
+}
+
+// Compiled queries of one request, by partition day.
+class CompiledByDay {
+ public:
+  CompiledByDay(const query::Node& root, Clock::time_point deadline)
+      : root_(root), deadline_(deadline) {}
+
+  Result<const CompiledQuery*> For(std::int64_t day, PartitionReader& reader) {
+    auto it = by_day_.find(day);
+    if (it != by_day_.end()) return &it->second;
+    auto compiled = CompileFor(reader, root_, deadline_);
+    if (!compiled.ok()) return compiled.status();
+    return &by_day_.emplace(day, std::move(*compiled)).first->second;
+  }
+
+ private:
+  const query::Node& root_;
+  const Clock::time_point deadline_;
+  std::map<std::int64_t, CompiledQuery> by_day_;
+};
+
 Status RunHits(PartitionReader& reader, const CompiledQuery& q, EventKey lo, EventKey hi,
                std::size_t want, Clock::time_point deadline, std::vector<StoredEvent>& out) {
   auto stmt = reader.Statement(HitsSql(q));
@@ -217,8 +247,9 @@ SqliteStore::Lease SqliteStore::LeaseReaders() {
 
 Result<SearchPage> SqliteStore::Search(const SearchRequest& req) {
   if (req.query == nullptr) return Status::InvalidArgument("no query");
-  auto compiled = CompileFtsQuery(*req.query);
-  if (!compiled.ok()) return compiled.status();
+  // Errors that do not depend on a partition surface even with none.
+  if (auto checked = CompileFtsQuery(*req.query); !checked.ok()) return checked.status();
+  CompiledByDay compiled(*req.query, req.deadline);
   const TimeMs from = std::max(req.from, kMinEventTime);
   const TimeMs to = std::min(req.to, kMaxEventTime);
   SearchPage page;
@@ -231,9 +262,10 @@ Result<SearchPage> SqliteStore::Search(const SearchRequest& req) {
     if (req.limit == 0 || page.hits.size() > req.limit) break;
     auto reader = lease->For(day);
     if (!reader.ok()) return reader.status();
+    auto q = compiled.For(day, **reader);
+    if (!q.ok()) return q.status();
     const std::size_t want = req.limit + 1 - page.hits.size();
-    if (auto s = RunHits(**reader, *compiled, lo, hits_hi, want, req.deadline, page.hits);
-        !s.ok()) {
+    if (auto s = RunHits(**reader, **q, lo, hits_hi, want, req.deadline, page.hits); !s.ok()) {
       return s;
     }
   }
@@ -245,7 +277,9 @@ Result<SearchPage> SqliteStore::Search(const SearchRequest& req) {
   for (std::int64_t day : partitions_.DaysOverlapping(from, to)) {
     auto reader = lease->For(day);
     if (!reader.ok()) return reader.status();
-    auto n = RunCount(**reader, *compiled, lo, hi, req.count_limit - page.total, req.deadline);
+    auto q = compiled.For(day, **reader);
+    if (!q.ok()) return q.status();
+    auto n = RunCount(**reader, **q, lo, hi, req.count_limit - page.total, req.deadline);
     if (!n.ok()) return n.status();
     page.total += *n;
     if (page.total >= req.count_limit) {
@@ -279,17 +313,17 @@ Result<std::vector<HistogramBucket>> SqliteStore::Histogram(const SearchRequest&
                                                             TimeMs interval) {
   if (req.query == nullptr || interval <= 0)
     return Status::InvalidArgument("bad histogram request");
-  auto compiled = CompileFtsQuery(*req.query);
-  if (!compiled.ok()) return compiled.status();
+  if (auto checked = CompileFtsQuery(*req.query); !checked.ok()) return checked.status();
   const TimeMs from = std::max(req.from, kMinEventTime), to = std::min(req.to, kMaxEventTime);
   std::map<TimeMs, std::uint64_t> counts;
   if (from >= to) return std::vector<HistogramBucket>();
   Lease lease = LeaseReaders();
-  const std::string sql = HistogramSql(*compiled);
   for (std::int64_t day : partitions_.DaysOverlapping(from, to)) {
     auto reader = lease->For(day);
     if (!reader.ok()) return reader.status();
-    auto stmt = (*reader)->Statement(sql);
+    auto compiled = CompileFor(**reader, *req.query, req.deadline);
+    if (!compiled.ok()) return compiled.status();
+    auto stmt = (*reader)->Statement(HistogramSql(*compiled));
     if (!stmt.ok()) return stmt.status();
     DeadlineGuard guard((*reader)->db(), req.deadline);
     BindQuery(**stmt, *compiled, FirstKeyAt(from), FirstKeyAt(to) - 1, 0);

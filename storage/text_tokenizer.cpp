@@ -218,6 +218,25 @@ std::vector<std::string> TextTokenizer::TokenizeToVector(std::string_view text) 
   return out;
 }
 
+std::string TextTokenizer::Fold(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const Decoded d = DecodeUtf8(text, i);
+    if (d.cp == 0xFFFD && d.len == 1 && static_cast<unsigned char>(text[i]) >= 0x80) {
+      out.push_back(text[i]);  // an invalid byte: kept
+    } else {
+      AppendUtf8(out, FoldCase(d.cp));
+    }
+    i += d.len;
+  }
+  return out;
+}
+
+bool TextTokenizer::IsCjkToken(std::string_view token) {
+  return !token.empty() && IsCjk(DecodeUtf8(token, 0).cp);
+}
+
 bool TextTokenizer::HasTokens(std::string_view text) {
   bool found = false;
   Tokenize(text, [&](const TokenSpan&) {

@@ -51,6 +51,14 @@ class TextTokenizer {
   // True when `text` produces at least one token.
   static bool HasTokens(std::string_view text);
 
+  // `text` with every character case-folded as tokens are, and nothing else
+  // changed (separators stay; invalid UTF-8 bytes are kept as they are).
+  static std::string Fold(std::string_view text);
+
+  // True when `token` (as Tokenize gives it) comes from a CJK run: a
+  // 2-character piece, or a run of one.
+  static bool IsCjkToken(std::string_view token);
+
  private:
   using RawSink = bool (*)(void* ctx, const TokenSpan& span);
   static void Run(std::string_view text, void* ctx, RawSink sink);

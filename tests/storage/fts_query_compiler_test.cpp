@@ -4,6 +4,7 @@
 // real database in sqlite_store_test.cpp.)
 #include "storage/fts_query_compiler.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,7 +79,8 @@ TEST(FtsQueryCompilerTest, PositiveQueriesAreOneFtsExpression) {
       {"phrase", Term("", "out of memory", true), M("out of memory")},
       {"message field is the message", Term("message", "oom"), M("oom")},
       {"quotes are doubled", Msg("say\"hi\""), M("say\"\"hi\"\"")},
-      {"message prefix", Term("", "cud", false, true), M("cud") + " *"},
+      {"message prefix names its column", Term("", "cud", false, true),
+       "message : " + M("cud") + " *"},
       {"field term", Term("host.name", "gpu-01"), FS("host.name", "gpu-01")},
       {"field phrase", Term("user", "zhang san", true), FS("user", "zhang san")},
       {"field prefix", Term("host.name", "gpu", false, true), FS("host.name", "gpu") + " *"},
@@ -169,6 +171,245 @@ TEST(FtsQueryCompilerTest, QueryTextNeverReachesTheSql) {
     const CompiledQuery neg = Compile(Not(Term("f", text)));
     EXPECT_EQ(neg.where, "NOT (" + In(10) + ")");
     ASSERT_EQ(neg.params.size(), 1u);
+  }
+}
+
+// A fixed vocabulary; records what was asked.
+class FakeTerms : public TermSource {
+ public:
+  explicit FakeTerms(std::vector<std::string> terms) : terms_(std::move(terms)) {
+    std::sort(terms_.begin(), terms_.end());
+  }
+  Result<std::vector<std::string>> Terms(const TermRange& range, std::size_t max_terms) override {
+    asked.push_back({range.first, range.limit});
+    std::vector<std::string> out;
+    for (const std::string& t : terms_) {
+      if (t < range.first || (!range.limit.empty() && t >= range.limit)) continue;
+      if (range.accept(t)) out.push_back(t);
+      if (out.size() > max_terms) break;
+    }
+    return out;
+  }
+  std::vector<std::pair<std::string, std::string>> asked;
+
+ private:
+  std::vector<std::string> terms_;
+};
+
+Node Leaf(NodeKind kind, std::string field, std::string text, unsigned distance = 0) {
+  query::Term t;
+  t.field = std::move(field);
+  t.text = std::move(text);
+  t.distance = distance;
+  return Node::MakeLeaf(kind, std::move(t), 7);
+}
+// The FTS5 string of a raw index term.
+std::string R(const std::string& term) {
+  return "\"\x03" + term + "\"";
+}
+std::string Check(int param) {
+  return "dc_match(e.source, e.idx, ?" + std::to_string(param) + ")";
+}
+
+CompiledQuery CompileWith(const Node& n, TermSource& terms, CompileOptions options = {}) {
+  auto r = CompileFtsQuery(n, &terms, options);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? *r : CompiledQuery{};
+}
+
+const std::vector<std::string> kVocabulary = {"cuda",
+                                              "cudnn",
+                                              "cudax",
+                                              "memory",
+                                              "outofmemory",
+                                              "mem",
+                                              "显存",
+                                              "host.name\x1fgpu",
+                                              "host.name\x1fnode",
+                                              "host.name\x1f"
+                                              "07",
+                                              "host.name\x1f"
+                                              "08",
+                                              "host.name\x1fcpu",
+                                              "user\x1f"
+                                              "alice",
+                                              "user\x1f"
+                                              "alicia",
+                                              "cuda.version\x1f"
+                                              "12"};
+
+TEST(FtsQueryCompilerTest, OnePositionWildcardIsAnOrOfTerms) {
+  FakeTerms terms(kVocabulary);
+  CompiledQuery q = CompileWith(Leaf(NodeKind::kWildcard, "", "cud?"), terms);
+  EXPECT_EQ(q.fts, R("cuda"));  // `?` is one character: not cudax
+  EXPECT_EQ(q.where, "1");
+  // The literal prefix bounds the vocabulary range read.
+  EXPECT_EQ(terms.asked.back(), (std::pair<std::string, std::string>{"cud", "cue"}));
+
+  // A leading wildcard reads the whole vocabulary; field terms are skipped.
+  q = CompileWith(Leaf(NodeKind::kWildcard, "", "*MEMORY"), terms);
+  EXPECT_EQ(q.fts, "(" + R("memory") + " OR " + R("outofmemory") + ")");
+  EXPECT_EQ(terms.asked.back(), (std::pair<std::string, std::string>{"", ""}));
+
+  q = CompileWith(Leaf(NodeKind::kWildcard, "user", "ali*"), terms);
+  EXPECT_EQ(q.fts, "(" +
+                       R("user\x1f"
+                         "alice") +
+                       " OR " +
+                       R("user\x1f"
+                         "alicia") +
+                       ")");
+  EXPECT_EQ(terms.asked.back(), (std::pair<std::string, std::string>{"user\x1f"
+                                                                     "ali",
+                                                                     "user\x1f"
+                                                                     "alj"}));
+
+  q = CompileWith(Leaf(NodeKind::kWildcard, "", "显*"), terms);
+  EXPECT_EQ(q.fts, R("显存"));
+}
+
+TEST(FtsQueryCompilerTest, WildcardWithoutTermsMatchesNothing) {
+  FakeTerms terms(kVocabulary);
+  const CompiledQuery q = CompileWith(Leaf(NodeKind::kWildcard, "", "zz*z"), terms);
+  EXPECT_EQ(q.fts, NeverMatchingFts());
+  EXPECT_EQ(NeverMatchingFts(), "\"\x03\x1f\"");
+  // No source at all is an empty vocabulary.
+  auto none = CompileFtsQuery(Leaf(NodeKind::kWildcard, "", "cud?"));
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->fts, NeverMatchingFts());
+}
+
+TEST(FtsQueryCompilerTest, TooManyExpansionsNameTheLimitAndPosition) {
+  FakeTerms terms(kVocabulary);
+  auto r = CompileFtsQuery(Leaf(NodeKind::kWildcard, "", "*m*"), &terms,
+                           CompileOptions{.max_expansions = 2});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(),
+            "`*m*` at byte 7 matches more than 2 distinct terms in one day's events; make it more "
+            "specific");
+}
+
+TEST(FtsQueryCompilerTest, SeveralPositionsArePhrasesOrCandidates) {
+  FakeTerms terms(kVocabulary);
+  // Few combinations: every one as a phrase, exactly.
+  CompiledQuery q = CompileWith(Leaf(NodeKind::kWildcard, "host.name", "gpu-node-0?"), terms);
+  const std::string gpu = R("host.name\x1fgpu"), node = R("host.name\x1fnode");
+  EXPECT_EQ(q.fts, "(" + gpu + " + " + node + " + " +
+                       R("host.name\x1f"
+                         "07") +
+                       ") OR (" + gpu + " + " + node + " + " +
+                       R("host.name\x1f"
+                         "08") +
+                       ")");
+  EXPECT_EQ(q.where, "1");
+  // `*` alone is any token: the literal run finds candidates, the row check decides.
+  const Node any = Leaf(NodeKind::kWildcard, "host.name", "gpu-node-*");
+  q = CompileWith(any, terms);
+  EXPECT_EQ(q.fts, gpu + " + " + node);
+  EXPECT_EQ(q.where, Check(10));
+  EXPECT_EQ(q.params, (Params{&any}));
+  // Inside an OR the candidates guard the row check.
+  const Node either = Or({Msg("x"), any});
+  q = CompileWith(either, terms);
+  EXPECT_EQ(q.fts, "(" + M("x") + ") OR (" + gpu + " + " + node + ")");
+  EXPECT_EQ(q.where, "(" + In(10) + ") OR ((" + In(11) + " AND " + Check(12) + "))");
+  EXPECT_EQ(q.params, (Params{M("x"), gpu + " + " + node, &either.children[1]}));
+}
+
+TEST(FtsQueryCompilerTest, FuzzyTermsExpandByEditDistance) {
+  FakeTerms terms(kVocabulary);
+  EXPECT_EQ(CompileWith(Leaf(NodeKind::kFuzzy, "", "memroy", 1), terms).fts, R("memory"));
+  EXPECT_EQ(CompileWith(Leaf(NodeKind::kFuzzy, "", "CUDA", 1), terms).fts,
+            "(" + R("cuda") + " OR " + R("cudax") + ")");
+  EXPECT_EQ(CompileWith(Leaf(NodeKind::kFuzzy, "user", "alise", 1), terms).fts, R("user\x1f"
+                                                                                  "alice"));
+  EXPECT_EQ(CompileWith(Leaf(NodeKind::kFuzzy, "user", "alic", 2), terms).fts, "(" +
+                                                                                   R("user\x1f"
+                                                                                     "alice") +
+                                                                                   " OR " +
+                                                                                   R("user\x1f"
+                                                                                     "alicia") +
+                                                                                   ")");
+  EXPECT_EQ(CompileWith(Leaf(NodeKind::kFuzzy, "", "cuda", 0), terms).fts, R("cuda"));
+  auto two_words = CompileFtsQuery(Leaf(NodeKind::kFuzzy, "", "a b", 1), &terms);
+  EXPECT_EQ(two_words.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(FtsQueryCompilerTest, RegexesCheckRowsBehindTheirLiterals) {
+  const Node oom = Leaf(NodeKind::kRegex, "", "CUDA error: (out of memory|illegal memory)");
+  CompiledQuery q = Compile(oom);
+  // The first word may be the end of a longer token; the last one a prefix.
+  const std::string literals = "(message : " + R("error") + " + " + R("out") + " + " + R("of") +
+                               " + " + R("memory") + " *) OR (message : " + R("error") + " + " +
+                               R("illegal") + " + " + R("memory") + " *)";
+  EXPECT_EQ(q.fts, literals);
+  EXPECT_EQ(q.where, Check(10));
+  EXPECT_EQ(q.params, (Params{&oom}));
+
+  // ^ and $ are token boundaries: both words are whole.
+  EXPECT_EQ(Compile(Leaf(NodeKind::kRegex, "user", "^zhang san$")).fts,
+            R("user\x1fzhang") + " + " + R("user\x1fsan"));
+  EXPECT_EQ(Compile(Leaf(NodeKind::kRegex, "user", "zhang san")).fts, R("user\x1fsan") + " *");
+
+  // Nothing to narrow by: every row in the time range is checked.
+  const Node scan = Leaf(NodeKind::kRegex, "", "[a-z]+\\d");
+  q = Compile(scan);
+  EXPECT_FALSE(q.fts.has_value());
+  EXPECT_EQ(q.where, Check(10));
+
+  // Under AND the candidates join the driver.
+  const Node both = And({Msg("gpu"), oom});
+  q = Compile(both);
+  EXPECT_EQ(q.fts, "(" + M("gpu") + ") AND (" + literals + ")");
+  EXPECT_EQ(q.where, "(" + Check(10) + ")");
+}
+
+TEST(FtsQueryCompilerTest, ProximityIsNear) {
+  EXPECT_EQ(Compile(Leaf(NodeKind::kNear, "", "cuda memory", 3)).fts,
+            "NEAR(" + M("cuda") + " " + M("memory") + ", 3)");
+  EXPECT_EQ(Compile(Leaf(NodeKind::kNear, "message", "out-of  memory", 0)).fts,
+            "NEAR(" + M("out-of") + " " + M("memory") + ", 0)");
+  EXPECT_EQ(Compile(Leaf(NodeKind::kNear, "", "cuda ...", 5)).fts, M("cuda"));
+  auto field = CompileFtsQuery(Leaf(NodeKind::kNear, "user", "a b", 1));
+  EXPECT_EQ(field.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(FtsQueryCompilerTest, IdsAreExactSql) {
+  CompiledQuery q = Compile(Term("_id", "my-doc"));
+  EXPECT_FALSE(q.fts.has_value());
+  EXPECT_EQ(q.where, "e.key IN (SELECT key FROM events WHERE doc_id = ?10)");
+  EXPECT_EQ(q.params, (Params{"my-doc"}));
+  // An event-key spelling may also be an event without a doc_id.
+  q = Compile(Not(Term("_id", "1a22499f80100000")));
+  EXPECT_EQ(q.where,
+            "NOT ((e.key IN (SELECT key FROM events WHERE doc_id = ?10) OR (e.key = ?11 AND "
+            "e.doc_id IS NULL)))");
+  EXPECT_EQ(q.params, (Params{"1a22499f80100000", std::int64_t{0x1a22499f80100000}}));
+}
+
+TEST(FtsQueryCompilerTest, HostilePatternsStayInsideStrings) {
+  FakeTerms terms({"drop", "table", "near"});
+  for (const std::string text : {"'); DROP TABLE*", "NEAR(*", "\"*\"", "col:*umn", "^*", "*"}) {
+    SCOPED_TRACE(text);
+    for (NodeKind kind : {NodeKind::kWildcard, NodeKind::kRegex, NodeKind::kFuzzy}) {
+      auto q = CompileFtsQuery(Leaf(kind, "", text, 1), &terms);
+      if (!q.ok()) continue;  // a fuzzy text of two words
+      EXPECT_EQ(q->where.find(text), std::string::npos) << q->where;
+      if (q->fts) {
+        // Every byte of user text is inside an FTS5 string: outside them
+        // only the compiler's operators remain.
+        std::string outside;
+        bool in = false;
+        for (char c : *q->fts) {
+          if (c == '"')
+            in = !in;
+          else if (!in)
+            outside += c;
+        }
+        EXPECT_EQ(outside.find_first_not_of("() ORANDNOT+*:messagE"), std::string::npos) << *q->fts;
+      }
+    }
   }
 }
 

@@ -1,0 +1,50 @@
+// What a regular expression's matches must contain, so a regex query can
+// ask the FTS index for candidate events instead of decoding every row.
+//
+// RequiredLiterals reads an RE2 pattern (already accepted by RE2) and
+// returns a tree of literal strings: every string the pattern matches
+// contains the literals the tree requires (AND: all children; OR: at least
+// one; kAll: nothing is known). It is conservative: syntax it does not model
+// (classes, \d, case-insensitive parts) becomes kAll, never a requirement.
+// A literal may hold kBoundary bytes where the pattern has `^`, `$`, `\A`
+// or `\z`: the text starts, ends or has a line break there, which is a
+// token boundary.
+// E.g. `CUDA error: (out of memory|illegal memory access)` gives
+// OR("CUDA error: out of memory", "CUDA error: illegal memory access").
+//
+// GuaranteedTokens turns one literal into the index tokens any text that
+// contains it must contain, contiguously: the literal's edges may sit inside
+// a longer token of the text, so an edge word is dropped (at the start) or
+// kept as a prefix (at the end).
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dashcam::storage {
+
+inline constexpr char kBoundary = '\0';
+
+struct LiteralTree {
+  enum class Kind { kAll, kLiteral, kAnd, kOr };
+  Kind kind = Kind::kAll;
+  std::string literal;                // kLiteral
+  std::vector<LiteralTree> children;  // kAnd, kOr: two or more, none kAll
+};
+
+LiteralTree RequiredLiterals(std::string_view pattern);
+
+struct GuaranteedPhrase {
+  std::vector<std::string> tokens;  // empty: the literal guarantees nothing
+  bool last_is_prefix = false;      // the last token may be longer in the text
+};
+
+// `left_boundary` / `right_boundary`: the literal is known to start / end at
+// a token boundary of the text.
+GuaranteedPhrase GuaranteedTokens(std::string_view literal, bool left_boundary = false,
+                                  bool right_boundary = false);
+
+}  // namespace dashcam::storage

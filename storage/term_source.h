@@ -1,0 +1,41 @@
+// TermSource: where the query compiler gets the index terms a wildcard or
+// fuzzy term expands to — one partition's vocabulary (vocabulary.h), or a
+// fixed list in tests.
+//
+// Thread-safety: as the implementation's; the compiler calls it from one
+// thread.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "storage/status.h"
+
+namespace dashcam::storage {
+
+// Which terms to list: those in [first, limit) (limit empty: no upper bound)
+// for which `accept` is true. Message tokens are the terms without a 0x1F;
+// a field's string tokens start with FieldTermPrefix(field) (attrs_codec.h).
+struct TermRange {
+  std::string first;
+  std::string limit;
+  std::function<bool(std::string_view term)> accept;
+};
+
+class TermSource {
+ public:
+  virtual ~TermSource() = default;
+  // The accepted terms of `range`, sorted, stopping after max_terms + 1 (so
+  // the caller can tell "more than max_terms"). Errors: DeadlineExceeded,
+  // or a storage error.
+  virtual Result<std::vector<std::string>> Terms(const TermRange& range, std::size_t max_terms) = 0;
+};
+
+// The smallest string greater than every string starting with `prefix`
+// (empty when there is none: `prefix` is empty or all 0xFF bytes).
+std::string PrefixLimit(std::string_view prefix);
+
+}  // namespace dashcam::storage

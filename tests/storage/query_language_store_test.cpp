@@ -1,0 +1,450 @@
+// The query language's leaves (query_ast.h) run by SqliteStore against real
+// partitions: each construct on hand-made events, the vocabulary the writer
+// keeps, and a check that compiled SQL and RowMatcher (the in-memory
+// evaluator of the same contract) agree on random queries over generated
+// training logs.
+#include <algorithm>
+#include <future>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <re2/re2.h>
+
+#include "storage/document_reader.h"
+#include "storage/fts_query_compiler.h"
+#include "storage/log.h"
+#include "storage/partition.h"
+#include "storage/row_predicate.h"
+#include "storage/sqlite_store.h"
+#include "storage/text_tokenizer.h"
+#include "storage/vocabulary.h"
+#include "tests/common/test_server.h"
+#include "tests/common/training_log_generator.h"
+
+namespace dashcam::storage {
+namespace {
+
+using query::Node;
+using query::NodeKind;
+using Names = std::vector<std::string>;
+
+constexpr TimeMs kT0 = dashcam::testing::kDefaultGeneratorStartMs + 3'600'000;
+
+Node Leaf(NodeKind kind, std::string field, std::string text, unsigned distance = 0) {
+  query::Term t;
+  t.field = std::move(field);
+  t.text = std::move(text);
+  t.distance = distance;
+  return Node::MakeLeaf(kind, std::move(t), 0);
+}
+Node Term(std::string field, std::string text, bool prefix = false) {
+  return Node::MakeTerm(query::Term{std::move(field), std::move(text), false, prefix}, 0);
+}
+Node Range(std::string field, std::string lo, std::string hi, bool inc_lo = true,
+           bool inc_hi = true) {
+  return Node::MakeRange(
+      query::Range{std::move(field), std::move(lo), std::move(hi), inc_lo, inc_hi}, 0);
+}
+Node Group(NodeKind kind, std::vector<Node> children) {
+  return Node{kind, 0, std::move(children), {}, {}};
+}
+
+// A Record the way ingest builds one: fields and message from the document.
+Record RecordOf(const std::string& json, std::string index, std::string doc_id = "") {
+  DocumentReader reader;
+  DocumentView view;
+  EXPECT_TRUE(reader.ReadUnpadded(json, view).ok()) << json;
+  Record r;
+  r.ts_ms = view.timestamp.value_or(kT0);
+  r.level = view.level.value_or("");
+  r.message = view.message.value_or("");
+  r.index = std::move(index);
+  r.doc_id = std::move(doc_id);
+  r.fields = view.fields;
+  r.source = json;
+  return r;
+}
+
+class QueryLanguageStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SqliteStoreOptions opts;
+    opts.data_dir = dir_.path() + "/data";
+    opts.writer.partition.sync = SyncMode::kNormal;
+    auto s = SqliteStore::Open(std::move(opts), log_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(*s);
+  }
+
+  // Appends and remembers each event (with the id it got) for the evaluator.
+  void Add(std::vector<Record> records) {
+    std::promise<AppendResult> done;
+    auto result = done.get_future();
+    std::vector<Record> copy = records;
+    store_->Append(std::move(copy), [&](AppendResult r) { done.set_value(std::move(r)); });
+    AppendResult r = result.get();
+    ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      events_.push_back({std::move(records[i]), r.ids[i]});
+    }
+  }
+  void AddJson(const std::string& json, std::string index = "logs", std::string doc_id = "") {
+    Add({RecordOf(json, std::move(index), std::move(doc_id))});
+  }
+
+  Result<SearchPage> Run(const Node& q) {
+    SearchRequest req;
+    req.query = &q;
+    req.limit = 10'000;
+    req.count_limit = 0;
+    return store_->Search(req);
+  }
+  // The hits' messages, sorted.
+  Names Find(const Node& q) {
+    auto page = Run(q);
+    EXPECT_TRUE(page.ok()) << query::DebugString(q) << ": " << page.status().ToString();
+    Names out;
+    if (!page.ok()) return out;
+    DocumentReader reader;
+    DocumentView view;
+    for (const StoredEvent& e : page->hits) {
+      EXPECT_TRUE(reader.ReadUnpadded(e.source, view).ok());
+      out.push_back(view.message.value_or("<none>"));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  // The ids RowMatcher says match, sorted.
+  std::vector<std::string> Expected(const Node& q) {
+    if (views_.size() != events_.size()) {
+      DocumentReader reader;
+      views_.resize(events_.size());
+      for (std::size_t i = 0; i < events_.size(); ++i) {
+        EXPECT_TRUE(reader.ReadUnpadded(events_[i].first.source, views_[i]).ok());
+      }
+    }
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < events_.size(); ++i) {
+      const auto& [record, id] = events_[i];
+      if (matcher_.Matches(q, EventView{&views_[i], record.index, id, record.ts_ms})) {
+        out.push_back(id);
+      }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  dashcam::testing::TempDir dir_;
+  Log log_ = Log::Null();
+  std::unique_ptr<SqliteStore> store_;
+  std::vector<std::pair<Record, std::string>> events_;
+  std::vector<DocumentView> views_;  // of events_, for Expected
+  RowMatcher matcher_;
+};
+
+std::string Ev(std::string_view message, std::string_view more = "") {
+  return fmt::format(R"({{"@timestamp":"2026-11-29T01:00:00Z","message":"{}"{}}})", message, more);
+}
+
+TEST_F(QueryLanguageStoreTest, WildcardsExpandAgainstTheVocabulary) {
+  AddJson(Ev("RuntimeError: CUDA out of memory", R"(,"host":{"name":"gpu-node-07"})"));
+  AddJson(Ev("cudnn failure: outofmemory", R"(,"host":{"name":"gpu-node-12"})"));
+  AddJson(Ev("cuda ok", R"(,"host":{"name":"gpu-node"})"));
+  AddJson(Ev("显存不足", R"(,"host":{"name":"cpu-node-07"})"));
+  const Names oom = {"RuntimeError: CUDA out of memory", "cudnn failure: outofmemory"};
+  EXPECT_EQ(Find(Leaf(NodeKind::kWildcard, "", "*memory")), oom);
+  EXPECT_EQ(Find(Leaf(NodeKind::kWildcard, "", "cud?")),
+            (Names{"RuntimeError: CUDA out of memory", "cuda ok"}));
+  EXPECT_EQ(Find(Leaf(NodeKind::kWildcard, "", "c*a")),
+            (Names{"RuntimeError: CUDA out of memory", "cuda ok"}));
+  EXPECT_EQ(Find(Leaf(NodeKind::kWildcard, "", "CU*N")), (Names{"cudnn failure: outofmemory"}));
+  EXPECT_EQ(Find(Leaf(NodeKind::kWildcard, "", "*xyz*")), Names{});
+  EXPECT_EQ(Find(Leaf(NodeKind::kWildcard, "", "显*")), (Names{"显存不足"}));
+  // Several positions: gpu, node, then any token (so not plain "gpu-node").
+  EXPECT_EQ(Find(Leaf(NodeKind::kWildcard, "host.name", "gpu-node-*")), oom);
+  EXPECT_EQ(Find(Leaf(NodeKind::kWildcard, "host.name", "*-node-0?")),
+            (Names{"RuntimeError: CUDA out of memory", "显存不足"}));
+  EXPECT_EQ(Find(Leaf(NodeKind::kWildcard, "host.name", "g*-node-1*")),
+            (Names{"cudnn failure: outofmemory"}));
+  // A wildcard never crosses a separator.
+  EXPECT_EQ(Find(Leaf(NodeKind::kWildcard, "host.name", "gpu*07")), Names{});
+}
+
+TEST_F(QueryLanguageStoreTest, TooManyExpansionsIsAnErrorNamingTheLimit) {
+  std::vector<Record> records;
+  for (int i = 0; i < 1100; ++i) records.push_back(RecordOf(Ev(fmt::format("job{}", i)), "logs"));
+  Add(std::move(records));
+  auto page = Run(Leaf(NodeKind::kWildcard, "", "job*"));
+  ASSERT_FALSE(page.ok());
+  EXPECT_EQ(page.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(page.status().message().find("matches more than 1024 distinct terms"),
+            std::string::npos)
+      << page.status().message();
+  // Narrower patterns are fine; so is a prefix (FTS5 answers it alone).
+  auto narrow = Run(Leaf(NodeKind::kWildcard, "", "job10?"));
+  ASSERT_TRUE(narrow.ok()) << narrow.status().ToString();
+  EXPECT_EQ(narrow->hits.size(), 10u);
+  auto prefix = Run(Term("", "job", true));
+  ASSERT_TRUE(prefix.ok());
+  EXPECT_EQ(prefix->hits.size(), 1100u);
+}
+
+TEST_F(QueryLanguageStoreTest, Regexes) {
+  AddJson(Ev("CUDA error: out of memory"));
+  AddJson(Ev("CUDA error: illegal memory access"));
+  AddJson(Ev("cuda error: out of memory"));
+  AddJson(Ev("error out of memory"));
+  AddJson(Ev("x", R"(,"user":"zhangsan","tags":["a1","b22"])"));
+  EXPECT_EQ(Find(Leaf(NodeKind::kRegex, "", "CUDA error: (out of memory|illegal memory access)")),
+            (Names{"CUDA error: illegal memory access", "CUDA error: out of memory"}));
+  EXPECT_EQ(Find(Leaf(NodeKind::kRegex, "message", "(?i)^cuda error: out")),
+            (Names{"CUDA error: out of memory", "cuda error: out of memory"}));
+  EXPECT_EQ(Find(Leaf(NodeKind::kRegex, "", "r: o")),
+            (Names{"CUDA error: out of memory", "cuda error: out of memory"}));
+  EXPECT_EQ(Find(Leaf(NodeKind::kRegex, "", "^e.*y$")), (Names{"error out of memory"}));
+  EXPECT_EQ(Find(Leaf(NodeKind::kRegex, "user", "^zh.*n$")), (Names{"x"}));
+  EXPECT_EQ(Find(Leaf(NodeKind::kRegex, "tags", "^b\\d+$")), (Names{"x"}));
+  EXPECT_EQ(Find(Leaf(NodeKind::kRegex, "tags", "a1b")), Names{});
+}
+
+TEST_F(QueryLanguageStoreTest, FuzzyAndProximity) {
+  AddJson(Ev("CUDA out of memory"));
+  AddJson(Ev("memory pressure"));
+  AddJson(Ev("memo to self"));
+  AddJson(Ev("out of the cuda memory"));
+  EXPECT_EQ(Find(Leaf(NodeKind::kFuzzy, "", "memroy", 1)),
+            (Names{"CUDA out of memory", "memory pressure", "out of the cuda memory"}));
+  EXPECT_EQ(Find(Leaf(NodeKind::kFuzzy, "", "memroy", 0)), Names{});
+  EXPECT_EQ(Find(Leaf(NodeKind::kFuzzy, "", "mem", 2)), (Names{"memo to self"}));
+  EXPECT_EQ(Find(Leaf(NodeKind::kNear, "", "cuda memory", 3)),
+            (Names{"CUDA out of memory", "out of the cuda memory"}));
+  EXPECT_EQ(Find(Leaf(NodeKind::kNear, "", "cuda memory", 1)), (Names{"out of the cuda memory"}));
+  EXPECT_EQ(Find(Leaf(NodeKind::kNear, "", "memory cuda", 0)), (Names{"out of the cuda memory"}));
+  // "out of" is one phrase of two tokens; it must end within 1 of `memory`.
+  EXPECT_EQ(Find(Leaf(NodeKind::kNear, "", "out-of memory", 1)), (Names{"CUDA out of memory"}));
+  EXPECT_EQ(Find(Leaf(NodeKind::kNear, "", "out-of memory", 2)),
+            (Names{"CUDA out of memory", "out of the cuda memory"}));
+}
+
+TEST_F(QueryLanguageStoreTest, MetaFields) {
+  AddJson(Ev("one"), "filebeat-8.17.0-2026.11.29");
+  AddJson(Ev("two"), "app-logs", "my-doc-1");
+  AddJson(Ev("three"), "");
+  const std::string one_id = events_[0].second;
+  EXPECT_EQ(Find(Leaf(NodeKind::kWildcard, "_index", "filebeat-*")), (Names{"one"}));
+  EXPECT_EQ(Find(Term("_index", "app")), (Names{"two"}));
+  EXPECT_EQ(Find(Node::MakeExists("_index", 0)), (Names{"one", "two"}));
+  EXPECT_EQ(Find(Leaf(NodeKind::kRegex, "_index", "^app-")), (Names{"two"}));
+  EXPECT_EQ(Find(Term("_id", one_id)), (Names{"one"}));
+  EXPECT_EQ(Find(Term("_id", "my-doc-1")), (Names{"two"}));
+  EXPECT_EQ(Find(Term("_id", "my-doc")), Names{});
+  EXPECT_EQ(Find(Group(NodeKind::kNot, {Term("_id", "my-doc-1")})), (Names{"one", "three"}));
+}
+
+TEST_F(QueryLanguageStoreTest, HostileTextIsMatchedLiterally) {
+  AddJson(Ev("it's \\\"quoted\\\" NEAR(a b) col:umn * ^x'); DROP TABLE events; --"));
+  for (const char* text : {"'); DROP TABLE events; --", "NEAR(", "\"", "col:umn", "^x", "*"}) {
+    SCOPED_TRACE(text);
+    for (NodeKind kind :
+         {NodeKind::kWildcard, NodeKind::kRegex, NodeKind::kFuzzy, NodeKind::kNear}) {
+      const std::string pattern = kind == NodeKind::kRegex ? RE2::QuoteMeta(text) : text;
+      auto page = Run(Leaf(kind, "", pattern, 1));
+      EXPECT_TRUE(page.ok() || page.status().code() == StatusCode::kInvalidArgument)
+          << page.status().ToString();
+    }
+    EXPECT_EQ(Find(Leaf(NodeKind::kRegex, "", RE2::QuoteMeta(text))).size(), 1u);
+  }
+  EXPECT_EQ(Find(Node::MatchAll()).size(), 1u);  // still there
+}
+
+// A partition written before the vocab table existed is backfilled when the
+// writer opens it again, and read through fts5vocab until then.
+TEST_F(QueryLanguageStoreTest, OlderPartitionsGetAVocabulary) {
+  AddJson(Ev("alpha beta"));
+  store_.reset();
+  const std::string path = dir_.path() + "/data/2026-11-29.db";
+  {
+    Db db;
+    ASSERT_TRUE(db.Open(path, SQLITE_OPEN_READWRITE).ok());
+    ASSERT_TRUE(db.Exec("DROP TABLE vocab; PRAGMA user_version=1").ok());
+  }
+  {
+    auto reader = PartitionReader::Open(path, 1024);
+    ASSERT_TRUE(reader.ok());
+    TermRange all{"", "", [](std::string_view) { return true; }};
+    auto terms = ListTerms(**reader, all, 100);
+    ASSERT_TRUE(terms.ok()) << terms.status().ToString();
+    EXPECT_EQ(*terms, (std::vector<std::string>{"_index\x1flogs", "alpha", "beta"}));
+  }
+  SetUp();
+  AddJson(Ev("gamma"));  // the writer opens (and migrates) the partition
+  auto reader = PartitionReader::Open(path, 1024);
+  ASSERT_TRUE(reader.ok());
+  auto stmt = (*reader)->Statement("SELECT group_concat(term, ',') FROM vocab");
+  ASSERT_TRUE(stmt.ok()) << stmt.status().ToString();
+  ASSERT_EQ((*stmt)->Step(), SQLITE_ROW);
+  EXPECT_EQ((*stmt)->Text(0), "_index\x1flogs,alpha,beta,gamma");
+  (*stmt)->Reset();
+  EXPECT_EQ(Find(Leaf(NodeKind::kWildcard, "", "?lpha")), (Names{"alpha beta"}));
+}
+
+// ---- Compiled SQL against RowMatcher on generated training logs ----
+
+class RandomQueries {
+ public:
+  RandomQueries(const std::vector<std::pair<Record, std::string>>& events, std::uint32_t seed)
+      : events_(events), rng_(seed) {
+    for (const auto& [r, id] : events) {
+      for (const std::string& t : TextTokenizer::TokenizeToVector(r.message)) tokens_.insert(t);
+    }
+  }
+
+  Node Make(int depth = 0) {
+    const int pick = Int(0, depth >= 2 ? 0 : 9);
+    if (pick >= 7) {
+      std::vector<Node> children;
+      for (int i = Int(2, 3); i > 0; --i) children.push_back(Make(depth + 1));
+      return Group(pick == 7 ? NodeKind::kOr : NodeKind::kAnd, std::move(children));
+    }
+    if (pick == 6) return Node::MakeNot(Make(depth + 1), 0);
+    return MakeLeaf();
+  }
+
+ private:
+  int Int(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+  const Record& AnyEvent() { return events_[Int(0, static_cast<int>(events_.size()) - 1)].first; }
+  std::string AnyToken() {
+    auto it = tokens_.begin();
+    std::advance(it, Int(0, static_cast<int>(tokens_.size()) - 1));
+    return *it;
+  }
+  std::string FieldText(const Record& r, const std::string& name) {
+    for (const Field& f : r.fields) {
+      if (f.name == name) return f.text;
+    }
+    return "none";
+  }
+  std::string Mutate(std::string token, char wildcard) {
+    if (token.empty()) return token;
+    const std::size_t at = static_cast<std::size_t>(Int(0, static_cast<int>(token.size()) - 1));
+    if ((static_cast<unsigned char>(token[at]) & 0x80) == 0) token[at] = wildcard;
+    return token;
+  }
+
+  Node MakeLeaf() {
+    const Record& r = AnyEvent();
+    const auto words = TextTokenizer::TokenizeToVector(r.message);
+    const std::string word = words.empty() ? AnyToken() : words[Int(0, words.size() - 1)];
+    static const char* kFields[] = {"user", "host.name", "log.level", "run_id", "log.file.path"};
+    const std::string field = kFields[Int(0, 4)];
+    switch (Int(0, 13)) {
+      case 0:
+        return Term("", word);
+      case 1: {
+        const std::size_t at = words.size() > 2 ? Int(0, words.size() - 3) : 0;
+        std::string phrase;
+        for (std::size_t i = at; i < std::min(words.size(), at + 3); ++i) phrase += words[i] + " ";
+        return Node::MakeTerm(query::Term{"", phrase, true, false}, 0);
+      }
+      case 2:
+        return Term("", word.substr(0, std::max<std::size_t>(1, word.size() / 2)), true);
+      case 3:
+        return Term(field, FieldText(r, field));
+      case 4:
+        return Leaf(NodeKind::kWildcard, "",
+                    Int(0, 1) ? "*" + word.substr(word.size() / 2) : Mutate(word, '?'));
+      case 5: {
+        std::string value = FieldText(r, field);
+        value = value.substr(0, value.size() / 2) + "*";
+        return Leaf(NodeKind::kWildcard, field, Int(0, 1) ? value : Mutate(value, '?'));
+      }
+      case 6: {
+        const std::string& m = r.message;
+        const std::size_t at = m.empty() ? 0 : Int(0, static_cast<int>(m.size()) - 1);
+        std::string re = RE2::QuoteMeta(m.substr(at, Int(2, 14)));
+        if (Int(0, 2) == 0) re = "^" + RE2::QuoteMeta(m.substr(0, Int(1, 6))) + ".*" + re;
+        if (Int(0, 2) == 0) re = "(" + re + "|" + RE2::QuoteMeta(AnyToken()) + ")";
+        if (Int(0, 3) == 0) re = "(?i)" + re;
+        return Leaf(NodeKind::kRegex, Int(0, 4) ? "" : "message", re);
+      }
+      case 7: {
+        std::string w = word;
+        if (w.size() > 2) std::swap(w[0], w[1]);
+        if (Int(0, 3) == 0) {
+          const auto value = TextTokenizer::TokenizeToVector(FieldText(r, field));
+          return Leaf(NodeKind::kFuzzy, field, value.empty() ? "x" : value.back(), Int(0, 2));
+        }
+        return Leaf(NodeKind::kFuzzy, "", w, Int(0, 2));
+      }
+      case 8: {
+        const std::string other = words.empty() ? word : words[Int(0, words.size() - 1)];
+        return Leaf(NodeKind::kNear, "", word + " " + other, Int(0, 4));
+      }
+      case 9: {
+        static const char* kNumeric[] = {"gpu_mem_mb", "loss", "step", "gpu_id"};
+        const std::string f = kNumeric[Int(0, 3)];
+        const std::string v = FieldText(r, f) == "none" ? "1" : FieldText(r, f);
+        return Int(0, 1) ? Range(f, v, "", Int(0, 1) == 0, true) : Range(f, "", v, true, Int(0, 1));
+      }
+      case 10:
+        return Range("log.level", "E", "J", true, false);
+      case 11: {
+        static const char* kMaybe[] = {"gpu_id", "step", "host", "loss", "nope", "message"};
+        return Node::MakeExists(kMaybe[Int(0, 5)], 0);
+      }
+      case 12:
+        return Int(0, 1) ? Term("_id", events_[Int(0, events_.size() - 1)].second)
+                         : Leaf(NodeKind::kWildcard, "_index", "app*");
+      default:
+        return Range("@timestamp", std::to_string(r.ts_ms),
+                     std::to_string(r.ts_ms + Int(0, 60'000)), true, Int(0, 1));
+    }
+  }
+
+  const std::vector<std::pair<Record, std::string>>& events_;
+  std::mt19937 rng_;
+  std::set<std::string> tokens_;
+};
+
+TEST_F(QueryLanguageStoreTest, CompiledQueriesAgreeWithTheRowMatcher) {
+  dashcam::testing::GeneratorOptions options;
+  options.seed = 7;
+  options.expected_events = 2000;
+  options.span_ms = 2 * kMsPerDay;  // two partitions
+  dashcam::testing::TrainingLogGenerator gen(options);
+  std::vector<Record> records;
+  for (int i = 0; i < 2000; ++i) {
+    const auto ev = gen.Next();
+    records.push_back(RecordOf(ev.json, i % 3 == 0 ? "app-logs" : "filebeat-x",
+                               i % 7 == 0 ? fmt::format("doc-{}", i) : ""));
+  }
+  Add(std::move(records));
+  RandomQueries queries(events_, 20261129);
+  int compared = 0, refused = 0;
+  for (int i = 0; i < 300; ++i) {
+    const Node q = queries.Make();
+    auto page = Run(q);
+    if (!page.ok()) {
+      ASSERT_EQ(page.status().code(), StatusCode::kInvalidArgument)
+          << query::DebugString(q) << ": " << page.status().ToString();
+      EXPECT_NE(page.status().message().find("matches more than"), std::string::npos)
+          << page.status().message();
+      ++refused;
+      continue;
+    }
+    std::vector<std::string> got;
+    for (const StoredEvent& e : page->hits) got.push_back(e.id);
+    std::sort(got.begin(), got.end());
+    ASSERT_EQ(got, Expected(q)) << "query " << i << ": " << query::DebugString(q);
+    ++compared;
+  }
+  EXPECT_GE(compared, 270) << "refused: " << refused;
+}
+
+}  // namespace
+}  // namespace dashcam::storage
