@@ -520,7 +520,21 @@ struct QueryGenerator::Impl {
     RefNode n = MakeLeaf(RefKind::kWildcard, field);
     n.text = pattern;
     n.value_text = EscapeWord(pattern, "*?");
+    PrefixIfTrailingStar(n);
     return n;
+  }
+
+  // The parser reads a word whose only wildcard is a trailing `*` right
+  // after a letter or digit as a prefix term (an FTS5 prefix query, which is
+  // not expanded against the vocabulary); the node says so too, so that
+  // the reference's expansion count describes the query that runs.
+  static void PrefixIfTrailingStar(RefNode& n) {
+    const std::string& t = n.text;
+    if (t.size() < 2 || t.back() != '*' || !IsAsciiAlnum(t[t.size() - 2])) return;
+    if (t.find_first_of("*?") != t.size() - 1) return;
+    n.kind = RefKind::kTerm;
+    n.text.pop_back();
+    n.prefix = true;
   }
 
   // ---- Regular expressions ----
@@ -867,6 +881,7 @@ struct QueryGenerator::Impl {
     RefNode n = MakeLeaf(kind, "_index");
     n.text = text;
     n.value_text = kind == RefKind::kTerm && rng.Chance(30) ? Quote(text) : EscapeWord(text, "*?");
+    if (kind == RefKind::kWildcard) PrefixIfTrailingStar(n);
     return n;
   }
 
@@ -961,6 +976,7 @@ struct QueryGenerator::Impl {
             n = MakeLeaf(RefKind::kWildcard, field);
             n->text = WildWord(v->text.substr(s.begin, s.end - s.begin));
             n->value_text = EscapeWord(n->text, "*?");
+            PrefixIfTrailingStar(*n);
             break;
           }
         }
@@ -1055,6 +1071,16 @@ struct QueryGenerator::Impl {
     return Boolean(0, leaf);
   }
 
+  RefNode Combine(RefNode tree, RefKind kind) {
+    RefNode n;
+    n.kind = kind;
+    n.op_style = OpStyle(kind == RefKind::kAnd);
+    n.children.push_back(std::move(tree));
+    n.children.push_back(AnyLeaf());
+    if (rng.Chance(50)) std::swap(n.children[0], n.children[1]);
+    return n;
+  }
+
   const std::vector<RefEvent>& events;
   Rng rng;
   QueryFeatures features;
@@ -1071,6 +1097,14 @@ QueryGenerator::~QueryGenerator() = default;
 
 RefNode QueryGenerator::Next() {
   return impl_->Next();
+}
+
+RefNode QueryGenerator::Narrow(RefNode tree) {
+  return impl_->Combine(std::move(tree), RefKind::kAnd);
+}
+
+RefNode QueryGenerator::Widen(RefNode tree) {
+  return impl_->Combine(std::move(tree), RefKind::kOr);
 }
 
 }  // namespace dashcam::testing

@@ -57,6 +57,12 @@ class QueryGenerator {
 
   RefNode Next();
 
+  // `tree` AND a new leaf (either side): for a tree that matches too many
+  // events to be worth comparing in full. REQUIRES: tree is not kAll.
+  RefNode Narrow(RefNode tree);
+  // `tree` OR a new leaf, for a tree that matches nothing.
+  RefNode Widen(RefNode tree);
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

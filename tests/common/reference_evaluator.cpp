@@ -150,6 +150,15 @@ int OsaDistance(const std::vector<char32_t>& a, const std::vector<char32_t>& b) 
   return d[a.size()][b.size()];
 }
 
+// Integers as integers, other numbers in shortest round-trip form.
+std::string NumberText(const json::value& v) {
+  if (v.is_int64()) return std::to_string(v.get_int64());
+  if (v.is_uint64()) return std::to_string(v.get_uint64());
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v.get_double());
+  return ec == std::errc() ? std::string(buf, end) : json::serialize(v);
+}
+
 void FlattenValue(const json::value& v, std::string& path, RefEvent& out) {
   switch (v.kind()) {
     case json::kind::object:
@@ -173,8 +182,7 @@ void FlattenValue(const json::value& v, std::string& path, RefEvent& out) {
     case json::kind::int64:
     case json::kind::uint64:
     case json::kind::double_:
-      out.fields.push_back(
-          {path, {RefValue::Type::kNumber, json::serialize(v), v.to_number<double>()}});
+      out.fields.push_back({path, {RefValue::Type::kNumber, NumberText(v), v.to_number<double>()}});
       return;
     case json::kind::null:
       return;
@@ -318,51 +326,6 @@ std::string DebugString(const RefNode& n) {
 
 // ---- The evaluator -------------------------------------------------------------
 
-struct ReferenceEvaluator::Data {
-  // A value with its tokens interned (ids into `words`).
-  struct Value {
-    std::size_t event = 0;
-    int name = 0;
-    const RefValue* value = nullptr;  // null: the message (a string)
-    const std::string* text = nullptr;
-    std::vector<std::int32_t> tokens;
-  };
-  struct Event {
-    const RefEvent* source = nullptr;
-    std::vector<Value> values;  // the message first (name "message"), then `_index`, then fields
-  };
-
-  std::vector<Event> events;
-  // by_name[name id]: every value of that name.
-  std::vector<std::vector<const Value*>> by_name;
-  // postings[token id]: every value whose tokens include it (once each).
-  std::vector<std::vector<const Value*>> postings;
-  std::unordered_map<std::string, std::int32_t> word_ids;
-  std::vector<std::string> words;
-  std::unordered_map<std::string, int> name_ids;
-  std::unordered_map<std::string, std::vector<char>> leaf_cache;
-  std::vector<std::string> owned_index;  // the `_index` values, as strings to point at
-
-  int NameId(const std::string& name) {
-    auto [it, inserted] = name_ids.try_emplace(name, static_cast<int>(name_ids.size()));
-    return it->second;
-  }
-  std::vector<std::int32_t> Intern(std::string_view text) {
-    std::vector<std::int32_t> ids;
-    for (std::string& t : RefTokens(text)) {
-      auto [it, inserted] = word_ids.try_emplace(t, static_cast<std::int32_t>(words.size()));
-      if (inserted) words.push_back(std::move(t));
-      ids.push_back(it->second);
-    }
-    return ids;
-  }
-  // -1 when no event has the token (then nothing can equal it).
-  std::int32_t Lookup(const std::string& token) const {
-    auto it = word_ids.find(token);
-    return it == word_ids.end() ? -1 : it->second;
-  }
-};
-
 namespace {
 
 // One position of a token pattern: a token id, or a predicate on the token's
@@ -388,6 +351,85 @@ class Position {
   std::function<bool(const std::string&)> pred_;
   std::vector<signed char> memo_;
 };
+
+}  // namespace
+
+struct ReferenceEvaluator::Data {
+  // A value with its tokens interned (ids into `words`).
+  struct Value {
+    std::size_t event = 0;
+    int name = 0;
+    const RefValue* value = nullptr;  // null: the message (a string)
+    const std::string* text = nullptr;
+    std::vector<std::int32_t> tokens;
+  };
+  struct Event {
+    const RefEvent* source = nullptr;
+    std::vector<Value> values;  // the message first (name "message"), then `_index`, then fields
+  };
+
+  std::vector<Event> events;
+  // by_name[name id]: every value of that name.
+  std::vector<std::vector<const Value*>> by_name;
+  // postings[{name id, token id}]: every value of that name whose tokens
+  // include that token (once each).
+  std::unordered_map<std::uint64_t, std::vector<const Value*>> postings;
+  static std::uint64_t PostingKey(int name, std::int32_t token) {
+    return (static_cast<std::uint64_t>(name) << 32) | static_cast<std::uint32_t>(token);
+  }
+  std::unordered_map<std::string, std::int32_t> word_ids;
+  std::vector<std::string> words;
+  std::unordered_map<std::string, int> name_ids;
+  std::unordered_map<std::string, std::vector<char>> leaf_cache;
+  // Wildcard and fuzzy patterns by leaf, so their per-token memos serve
+  // both MaxExpansion and Evaluate; bounded, as each memo is vocabulary-sized.
+  struct CachedPattern {
+    std::vector<Position> positions;
+    std::vector<bool> expanded;  // TokenPattern's flags
+  };
+  std::unordered_map<std::string, CachedPattern> patterns;
+  CachedPattern& PatternOf(const RefNode& n);
+  // day_tokens[name id][UTC day]: the distinct tokens of that field's values
+  // in events of that day, sorted; filled on first use.
+  std::map<int, std::map<std::int64_t, std::vector<std::int32_t>>> day_tokens;
+  std::vector<std::string> owned_index;  // the `_index` values, as strings to point at
+
+  int NameId(const std::string& name) {
+    auto [it, inserted] = name_ids.try_emplace(name, static_cast<int>(name_ids.size()));
+    return it->second;
+  }
+  std::vector<std::int32_t> Intern(std::string_view text) {
+    std::vector<std::int32_t> ids;
+    for (std::string& t : RefTokens(text)) {
+      auto [it, inserted] = word_ids.try_emplace(t, static_cast<std::int32_t>(words.size()));
+      if (inserted) words.push_back(std::move(t));
+      ids.push_back(it->second);
+    }
+    return ids;
+  }
+  const std::map<std::int64_t, std::vector<std::int32_t>>& DayTokens(int name) {
+    auto [it, inserted] = day_tokens.try_emplace(name);
+    if (!inserted) return it->second;
+    for (const Value* v : by_name[static_cast<std::size_t>(name)]) {
+      const std::int64_t ts = events[v->event].source->ts_ms;
+      const std::int64_t day = (ts >= 0 ? ts : ts - 86399999) / 86400000;
+      auto& ids = it->second[day];
+      ids.insert(ids.end(), v->tokens.begin(), v->tokens.end());
+    }
+    for (auto& [day, ids] : it->second) {
+      std::sort(ids.begin(), ids.end());
+      ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    }
+    return it->second;
+  }
+  // -1 when no event has the token (then nothing can equal it).
+  std::int32_t Lookup(const std::string& token) const {
+    auto it = word_ids.find(token);
+    return it == word_ids.end() ? -1 : it->second;
+  }
+};
+
+namespace {
 
 // "the value's token sequence contains the positions contiguously".
 bool ContainsContiguous(const std::vector<std::int32_t>& tokens, std::vector<Position>& pattern,
@@ -436,6 +478,74 @@ bool NearMatches(const std::vector<std::vector<int>>& occ, const std::vector<int
   return false;
 }
 
+// The positions of a kWildcard or kFuzzy leaf. `expanded`, when given,
+// flags the positions an index must expand to a list of terms: a wildcard
+// token pattern other than `*` alone, and the fuzzy word.
+std::vector<Position> TokenPattern(const RefNode& n,
+                                   const std::function<std::int32_t(const std::string&)>& lookup,
+                                   std::vector<bool>* expanded) {
+  std::vector<Position> pattern;
+  auto add = [&](Position p, bool is_expanded) {
+    pattern.push_back(std::move(p));
+    if (expanded) expanded->push_back(is_expanded);
+  };
+  if (n.kind == RefKind::kFuzzy) {
+    // "some string value has a token t whose optimal string alignment
+    // distance to the case-folded `text` is at most N".
+    const std::vector<char32_t> word = CodePoints(FoldAscii(n.text));
+    const int max = n.distance;
+    add(Position([word, max](const std::string& t) {
+          const std::vector<char32_t> token = CodePoints(t);
+          const auto gap = static_cast<int>(token.size()) - static_cast<int>(word.size());
+          return std::abs(gap) <= max && OsaDistance(word, token) <= max;
+        }),
+        true);
+    return pattern;
+  }
+  // "cut into segments at every character that is not a letter, digit, CJK
+  // character, `*` or `?`"; a plain segment gives its tokens, a segment with
+  // a wildcard is one case-folded token pattern.
+  std::vector<std::string> segments(1);
+  for (char32_t c : CodePoints(n.text)) {
+    if (c == '*' || c == '?' || Classify(c) == CharClass::kWord || Classify(c) == CharClass::kCjk) {
+      AppendUtf8(segments.back(), c);
+    } else if (!segments.back().empty()) {
+      segments.emplace_back();
+    }
+  }
+  for (const std::string& seg : segments) {
+    if (seg.find_first_of("*?") == std::string::npos) {
+      for (const std::string& t : RefTokens(seg)) add(Position(lookup(t)), false);
+    } else {
+      const std::string folded = FoldAscii(seg);
+      const std::vector<char32_t> glob = CodePoints(folded);
+      // The literal text before the first and after the last wildcard: a
+      // token without them cannot match, which spares most of the DP.
+      const std::string head = folded.substr(0, folded.find_first_of("*?"));
+      const std::string tail = folded.substr(folded.find_last_of("*?") + 1);
+      add(Position([glob, head, tail](const std::string& t) {
+            return t.starts_with(head) && t.ends_with(tail) && GlobMatch(glob, CodePoints(t));
+          }),
+          seg.find_first_not_of('*') != std::string::npos);
+    }
+  }
+  return pattern;
+}
+
+}  // namespace
+
+ReferenceEvaluator::Data::CachedPattern& ReferenceEvaluator::Data::PatternOf(const RefNode& n) {
+  const std::string key = DebugString(n);
+  if (auto it = patterns.find(key); it != patterns.end()) return it->second;
+  if (patterns.size() >= 32) patterns.clear();
+  CachedPattern c;
+  c.positions = TokenPattern(
+      n, [this](const std::string& t) { return Lookup(t); }, &c.expanded);
+  return patterns.emplace(key, std::move(c)).first->second;
+}
+
+namespace {
+
 bool InRange(const RefNode& n, double v, double lo, double hi) {
   const bool above = n.lower.empty() || (n.include_lower ? v >= lo : v > lo);
   const bool below = n.upper.empty() || (n.include_upper ? v <= hi : v < hi);
@@ -470,12 +580,11 @@ ReferenceEvaluator::ReferenceEvaluator(const std::vector<RefEvent>& events)
     d.events.push_back(std::move(ev));
   }
   d.by_name.resize(d.name_ids.size());
-  d.postings.resize(d.words.size());
   for (const Data::Event& ev : d.events) {
     for (const Data::Value& v : ev.values) {
       d.by_name[static_cast<std::size_t>(v.name)].push_back(&v);
       for (std::int32_t t : v.tokens) {
-        auto& list = d.postings[static_cast<std::size_t>(t)];
+        auto& list = d.postings[Data::PostingKey(v.name, t)];
         if (list.empty() || list.back() != &v) list.push_back(&v);
       }
     }
@@ -567,7 +676,9 @@ std::vector<char> ReferenceEvaluator::Evaluate(const RefNode& n) {
     // One predicate over one value, per leaf kind.
     std::function<bool(const Data::Value&)> pred;
     std::vector<Position> pattern;
+    std::vector<Position>* positions = &pattern;  // the leaf's token pattern
     std::optional<double> numeric_term;
+    std::vector<std::int32_t> required;  // tokens every matching value has
     std::unique_ptr<RE2> re;
     switch (n.kind) {
       case RefKind::kTerm: {
@@ -595,47 +706,14 @@ std::vector<char> ReferenceEvaluator::Evaluate(const RefNode& n) {
         };
         break;
       }
-      case RefKind::kWildcard: {
-        // Segments at every character that is not a letter, digit, CJK
-        // character, `*` or `?`; a plain segment gives its tokens, a segment
-        // with a wildcard is one case-folded token pattern.
-        std::vector<std::string> segments(1);
-        for (char32_t c : CodePoints(n.text)) {
-          if (c == '*' || c == '?' || Classify(c) == CharClass::kWord ||
-              Classify(c) == CharClass::kCjk) {
-            AppendUtf8(segments.back(), c);
-          } else if (!segments.back().empty()) {
-            segments.emplace_back();
-          }
-        }
-        for (const std::string& seg : segments) {
-          if (seg.find_first_of("*?") == std::string::npos) {
-            for (const std::string& t : RefTokens(seg)) pattern.emplace_back(d.Lookup(t));
-          } else {
-            const std::vector<char32_t> glob = CodePoints(FoldAscii(seg));
-            pattern.emplace_back(
-                [glob](const std::string& t) { return GlobMatch(glob, CodePoints(t)); });
-          }
-        }
+      case RefKind::kWildcard:
+      case RefKind::kFuzzy:
+        positions = &d.PatternOf(n).positions;
         pred = [&](const Data::Value& v) {
           if (v.value && v.value->type == RefValue::Type::kNumber) return false;
-          return ContainsContiguous(v.tokens, pattern, d.words);
+          return ContainsContiguous(v.tokens, *positions, d.words);
         };
         break;
-      }
-      case RefKind::kFuzzy: {
-        // "some string value has a token t whose optimal string alignment
-        // distance to the case-folded `text` is at most N".
-        const std::vector<char32_t> word = CodePoints(FoldAscii(n.text));
-        const int max = n.distance;
-        pattern.emplace_back(
-            [word, max](const std::string& t) { return OsaDistance(word, CodePoints(t)) <= max; });
-        pred = [&](const Data::Value& v) {
-          if (v.value && v.value->type == RefValue::Type::kNumber) return false;
-          return ContainsContiguous(v.tokens, pattern, d.words);
-        };
-        break;
-      }
       case RefKind::kRegex: {
         // "RE2::PartialMatch(value, pattern) holds for some string value".
         re = std::make_unique<RE2>(n.text);
@@ -664,7 +742,10 @@ std::vector<char> ReferenceEvaluator::Evaluate(const RefNode& n) {
         }
         flush();
         std::vector<int> lengths;
-        for (const auto& p : phrases) lengths.push_back(static_cast<int>(p.size()));
+        for (const auto& p : phrases) {
+          lengths.push_back(static_cast<int>(p.size()));
+          required.insert(required.end(), p.begin(), p.end());
+        }
         pred = [&, phrases, lengths](const Data::Value& v) {
           if (v.value || phrases.empty()) return false;  // the message only
           std::vector<std::vector<int>> occ;
@@ -705,12 +786,16 @@ std::vector<char> ReferenceEvaluator::Evaluate(const RefNode& n) {
     // then the (shorter) list of values having the rarest such token.
     const std::vector<const Data::Value*>* candidates =
         name >= 0 ? &d.by_name[static_cast<std::size_t>(name)] : nullptr;
-    const bool tokens_only = n.kind == RefKind::kWildcard ||
+    const bool tokens_only = n.kind == RefKind::kWildcard || n.kind == RefKind::kNear ||
                              (n.kind == RefKind::kTerm && !numeric_term.has_value());
+    for (const Position& p : *positions) {
+      if (p.exact()) required.push_back(p.id());
+    }
     static const std::vector<const Data::Value*> kNone;
-    for (const Position& p : pattern) {
-      if (!tokens_only || !p.exact()) continue;
-      const auto& list = p.id() < 0 ? kNone : d.postings[static_cast<std::size_t>(p.id())];
+    for (std::int32_t token : required) {
+      if (!tokens_only || name < 0) continue;
+      auto it = d.postings.find(Data::PostingKey(name, token));
+      const auto& list = it == d.postings.end() ? kNone : it->second;
       if (candidates == nullptr || list.size() < candidates->size()) candidates = &list;
     }
     if (candidates != nullptr) {
@@ -721,6 +806,27 @@ std::vector<char> ReferenceEvaluator::Evaluate(const RefNode& n) {
   }
   d.leaf_cache.emplace(key, out);
   return out;
+}
+
+std::size_t ReferenceEvaluator::MaxExpansion(const RefNode& n) {
+  std::size_t most = 0;
+  for (const RefNode& c : n.children) most = std::max(most, MaxExpansion(c));
+  if (n.kind != RefKind::kWildcard && n.kind != RefKind::kFuzzy) return most;
+  Data& d = *d_;
+  auto name = d.name_ids.find(n.field.empty() ? "message" : n.field);
+  if (name == d.name_ids.end()) return most;
+  std::vector<bool> expanded;
+  std::vector<Position> pattern = TokenPattern(
+      n, [&d](const std::string& t) { return d.Lookup(t); }, &expanded);
+  for (std::size_t j = 0; j < pattern.size(); ++j) {
+    if (!expanded[j]) continue;
+    for (const auto& [day, ids] : d.DayTokens(name->second)) {
+      const auto matching = std::count_if(
+          ids.begin(), ids.end(), [&](std::int32_t id) { return pattern[j].Matches(id, d.words); });
+      most = std::max(most, static_cast<std::size_t>(matching));
+    }
+  }
+  return most;
 }
 
 }  // namespace dashcam::testing

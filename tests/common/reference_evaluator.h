@@ -28,7 +28,7 @@ namespace dashcam::testing {
 struct RefValue {
   enum class Type { kString, kNumber, kBool };
   Type type = Type::kString;
-  std::string text;   // the string, "true"/"false", or the number as sent
+  std::string text;   // the string, "true"/"false", or the number (shortest form)
   double number = 0;  // kNumber only
 };
 
@@ -125,6 +125,12 @@ class ReferenceEvaluator {
 
   // One flag per event, in the order given to the constructor.
   std::vector<char> Evaluate(const RefNode& node);
+
+  // The most distinct tokens one wildcard position (other than `*` alone)
+  // or fuzzy word of any leaf of `node` matches among its field's values in
+  // one UTC day of events: what an index that expands such leaves per day
+  // partition must list. 0 when `node` has no such leaf.
+  std::size_t MaxExpansion(const RefNode& node);
 
  private:
   struct Data;
