@@ -131,8 +131,8 @@ struct ParseLimits {
 
 // Parses query text into an AST. Empty/whitespace-only text and a lone `*`
 // give MatchAll. Leaf positions are where the clause starts (the field name
-// for `field:value`, the mark for `-a`); And/Or positions are their first
-// child's.
+// for `field:value`); a Not is at its NOT, `!` or `-`; And/Or positions are
+// their first child's.
 std::variant<query::Node, QueryError> ParseQuery(std::string_view text,
                                                  const ParseLimits& limits = {});
 

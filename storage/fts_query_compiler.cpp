@@ -377,7 +377,20 @@ Result<LeafPlan> Compiler::PlanWildcard(const Node& n) {
       continue;
     }
     if (p.any()) {
-      choices.emplace_back();
+      // Any token: known when the field has few (host.name), else left to
+      // the row check (the message's vocabulary is large).
+      TermRange range;
+      range.first = prefix;
+      range.limit = PrefixLimit(prefix);
+      range.accept = ForField(prefix, [](std::string_view) { return true; });
+      auto terms = terms_ ? terms_->Terms(range, options_.max_expansions)
+                          : Result<std::vector<std::string>>(std::vector<std::string>());
+      if (!terms.ok()) return terms.status();
+      if (terms_ == nullptr || terms->size() > options_.max_expansions) {
+        choices.emplace_back();
+      } else {
+        choices.push_back(std::move(*terms));
+      }
       continue;
     }
     TermRange range;

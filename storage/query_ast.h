@@ -73,8 +73,9 @@
 //     regex /CUDA error: (out of memory|illegal)/ runs over the message
 //     text as stored.
 //   kNear (field = message only, text = the phrase, distance = N)
-//     Cut `text` at whitespace into words and drop words without tokens;
-//     each remaining word is a phrase p_i of n_i >= 1 tokens. Matches when
+//     Cut `text` at ASCII whitespace (space \t \n \r \f \v) into words and
+//     drop words without tokens; each remaining word is a phrase p_i of
+//     n_i >= 1 tokens. Matches when
 //     the message has an occurrence of every p_i (p_i starting at token
 //     position s_i, positions counted from 0) such that for every i:
 //     max_j(s_j) - (s_i + n_i) <= N. This is SQLite FTS5's NEAR(p1 p2 ...,

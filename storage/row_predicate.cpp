@@ -188,8 +188,8 @@ bool FuzzyMatches(const query::Term& t, const EventView& ev) {
   return false;
 }
 
-bool WildcardMatches(const query::Term& t, const EventView& ev) {
-  const std::vector<PatternPosition> positions = SplitWildcardPattern(t.text);
+bool WildcardMatches(const query::Term& t, const std::vector<PatternPosition>& positions,
+                     const EventView& ev) {
   for (std::string_view s : ValuesOf(t.field, ev).strings) {
     if (ContainsPattern(TextTokenizer::TokenizeToVector(s), positions)) return true;
   }
@@ -239,6 +239,13 @@ const re2::RE2& RowMatcher::Regex(const std::string& pattern) {
   return *regexes_.emplace(pattern, std::make_unique<RE2>(pattern, options)).first->second;
 }
 
+const std::vector<PatternPosition>& RowMatcher::Wildcard(const std::string& pattern) {
+  auto it = wildcards_.find(pattern);
+  if (it != wildcards_.end()) return it->second;
+  if (wildcards_.size() >= kMaxCachedRegexes) wildcards_.clear();
+  return wildcards_.emplace(pattern, SplitWildcardPattern(pattern)).first->second;
+}
+
 bool RowMatcher::Matches(const Node& node, const EventView& event) {
   switch (node.kind) {
     case NodeKind::kMatchAll:
@@ -269,7 +276,7 @@ bool RowMatcher::MatchesLeaf(const Node& node, const EventView& event) {
     case NodeKind::kExists:
       return Exists(node.term.field, event);
     case NodeKind::kWildcard:
-      return WildcardMatches(node.term, event);
+      return WildcardMatches(node.term, Wildcard(node.term.text), event);
     case NodeKind::kNear:
       return NearMatches(node.term, event);
     case NodeKind::kFuzzy:

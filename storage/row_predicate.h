@@ -24,10 +24,12 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "storage/document_reader.h"
 #include "storage/query_ast.h"
 #include "storage/status.h"
+#include "storage/token_pattern.h"
 
 namespace re2 {
 class RE2;
@@ -58,9 +60,12 @@ class RowMatcher {
  private:
   bool MatchesLeaf(const query::Node& node, const EventView& event);
   const re2::RE2& Regex(const std::string& pattern);
+  const std::vector<PatternPosition>& Wildcard(const std::string& pattern);
 
-  // Compiled patterns by text; dropped whole past a few dozen.
+  // Compiled regexes and split wildcard patterns by text (a node's address
+  // may be reused by another query); each dropped whole past a few dozen.
   std::unordered_map<std::string, std::unique_ptr<re2::RE2>> regexes_;
+  std::unordered_map<std::string, std::vector<PatternPosition>> wildcards_;
 };
 
 // Registers dc_match on `db`.

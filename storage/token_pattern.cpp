@@ -87,34 +87,53 @@ std::vector<PatternPosition> SplitWildcardPattern(std::string_view pattern) {
   return out;
 }
 
-bool MatchTokenPattern(std::string_view pattern, std::string_view token) {
-  const std::vector<std::string_view> p = Characters(pattern), t = Characters(token);
-  // Greedy matching with backtracking to the last `*`: O(|p| * |t|) at worst.
-  std::size_t pi = 0, ti = 0, star = std::string_view::npos, star_t = 0;
+namespace {
+
+bool IsAscii(std::string_view s) {
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) >= 0x80) return false;
+  }
+  return true;
+}
+
+// Greedy matching with backtracking to the last `*`: O(|p| * |t|) at worst.
+// `Seq` is a sequence of characters (bytes for ASCII, else code points).
+template <class Seq>
+bool Glob(const Seq& p, const Seq& t, const typename Seq::value_type& star,
+          const typename Seq::value_type& one) {
+  std::size_t pi = 0, ti = 0, star_p = std::string_view::npos, star_t = 0;
   while (ti < t.size()) {
-    if (pi < p.size() && (p[pi] == "?" || (p[pi] != "*" && p[pi] == t[ti]))) {
+    if (pi < p.size() && (p[pi] == one || (p[pi] != star && p[pi] == t[ti]))) {
       ++pi;
       ++ti;
-    } else if (pi < p.size() && p[pi] == "*") {
-      star = pi++;
+    } else if (pi < p.size() && p[pi] == star) {
+      star_p = pi++;
       star_t = ti;
-    } else if (star != std::string_view::npos) {
-      pi = star + 1;
+    } else if (star_p != std::string_view::npos) {
+      pi = star_p + 1;
       ti = ++star_t;
     } else {
       return false;
     }
   }
-  while (pi < p.size() && p[pi] == "*") ++pi;
+  while (pi < p.size() && p[pi] == star) ++pi;
   return pi == p.size();
 }
 
-unsigned BoundedEditDistance(std::string_view a, std::string_view b, unsigned max) {
-  const std::vector<std::string_view> x = Characters(a), y = Characters(b);
+// Optimal string alignment over two sequences of characters.
+template <class Seq>
+unsigned Osa(const Seq& x, const Seq& y, unsigned max) {
   const std::size_t n = x.size(), m = y.size();
   if ((n > m ? n - m : m - n) > max) return max + 1;
-  // Rows i-2, i-1 and i of the optimal string alignment table.
-  std::vector<unsigned> two(m + 1), one(m + 1), cur(m + 1);
+  constexpr std::size_t kStack = 64;
+  unsigned buffer[3 * (kStack + 1)];
+  std::vector<unsigned> heap;
+  unsigned* rows = buffer;
+  if (m > kStack) {
+    heap.resize(3 * (m + 1));
+    rows = heap.data();
+  }
+  unsigned *two = rows, *one = rows + (m + 1), *cur = rows + 2 * (m + 1);
   for (std::size_t j = 0; j <= m; ++j) one[j] = static_cast<unsigned>(j);
   for (std::size_t i = 1; i <= n; ++i) {
     cur[0] = static_cast<unsigned>(i);
@@ -129,6 +148,19 @@ unsigned BoundedEditDistance(std::string_view a, std::string_view b, unsigned ma
     std::swap(one, cur);
   }
   return std::min(one[m], max + 1);
+}
+
+}  // namespace
+
+bool MatchTokenPattern(std::string_view pattern, std::string_view token) {
+  if (IsAscii(pattern) && IsAscii(token)) return Glob(pattern, token, '*', '?');
+  const std::vector<std::string_view> p = Characters(pattern), t = Characters(token);
+  return Glob(p, t, std::string_view("*"), std::string_view("?"));
+}
+
+unsigned BoundedEditDistance(std::string_view a, std::string_view b, unsigned max) {
+  if (IsAscii(a) && IsAscii(b)) return Osa(a, b, max);
+  return Osa(Characters(a), Characters(b), max);
 }
 
 bool ContainsPattern(const std::vector<std::string>& tokens,

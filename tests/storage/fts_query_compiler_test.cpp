@@ -230,7 +230,8 @@ const std::vector<std::string> kVocabulary = {"cuda",
                                               "07",
                                               "host.name\x1f"
                                               "08",
-                                              "host.name\x1fcpu",
+                                              "host.name\x1f"
+                                              "cpu",
                                               "user\x1f"
                                               "alice",
                                               "user\x1f"
@@ -303,15 +304,25 @@ TEST(FtsQueryCompilerTest, SeveralPositionsArePhrasesOrCandidates) {
                          "08") +
                        ")");
   EXPECT_EQ(q.where, "1");
-  // `*` alone is any token: the literal run finds candidates, the row check decides.
+  // `*` alone is any token: known when the field has few terms...
   const Node any = Leaf(NodeKind::kWildcard, "host.name", "gpu-node-*");
   q = CompileWith(any, terms);
+  EXPECT_EQ(q.where, "1");
+  EXPECT_NE(q.fts->find(gpu + " + " + node + " + " +
+                        R("host.name\x1f"
+                          "cpu") +
+                        ")"),
+            std::string::npos)
+      << *q.fts;
+  // ... else the literal run finds candidates and the row check decides.
+  const CompileOptions few{.max_expansions = 2};
+  q = CompileWith(any, terms, few);
   EXPECT_EQ(q.fts, gpu + " + " + node);
   EXPECT_EQ(q.where, Check(10));
   EXPECT_EQ(q.params, (Params{&any}));
   // Inside an OR the candidates guard the row check.
   const Node either = Or({Msg("x"), any});
-  q = CompileWith(either, terms);
+  q = CompileWith(either, terms, few);
   EXPECT_EQ(q.fts, "(" + M("x") + ") OR (" + gpu + " + " + node + ")");
   EXPECT_EQ(q.where, "(" + In(10) + ") OR ((" + In(11) + " AND " + Check(12) + "))");
   EXPECT_EQ(q.params, (Params{M("x"), gpu + " + " + node, &either.children[1]}));
