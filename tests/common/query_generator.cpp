@@ -611,9 +611,11 @@ struct QueryGenerator::Impl {
   }
 
   std::string StringBound(const RefValue& v) {
-    std::string s = v.text;
-    if (rng.Chance(30) && s.size() > 2) s.resize(1 + rng.Index(s.size() - 1));
-    return s;
+    // The value, or a prefix of it cut between two characters.
+    const std::vector<std::size_t> cp = CodePointOffsets(v.text);
+    const std::size_t chars = cp.size() - 1;
+    if (rng.Chance(30) && chars > 2) return v.text.substr(0, cp[1 + rng.Index(chars - 1)]);
+    return v.text;
   }
 
   std::optional<RefNode> Range() {
@@ -906,10 +908,10 @@ struct QueryGenerator::Impl {
         {3, true, 2},   // CJK
         {2, true, 3},   // absent
         {6, features.wildcards, 4},
-        {3, features.regexes, 5},
-        {6, features.ranges, 6},
+        {3, features.regexes && document_leaves, 5},
+        {6, features.ranges && document_leaves, 6},
         {4, features.timestamp_ranges, 7},
-        {3, features.exists, 8},
+        {3, features.exists && document_leaves, 8},
         {2, features.fuzzy, 9},
         {2, features.near, 10},
         {2, features.index_field, 11},
@@ -1046,6 +1048,7 @@ struct QueryGenerator::Impl {
   }
 
   RefNode Next() {
+    document_leaves = rng.Chance(features.document_leaf_percent);
     if (rng.Chance(2)) {
       RefNode all;
       static const std::vector<std::string> kAll = {"*", "*:*", "", "  "};
@@ -1084,6 +1087,7 @@ struct QueryGenerator::Impl {
   const std::vector<RefEvent>& events;
   Rng rng;
   QueryFeatures features;
+  bool document_leaves = true;  // for the query being generated
   std::int64_t now_ms;
   std::vector<std::int64_t> timestamps;
   std::map<std::string, std::vector<const RefValue*>> values;

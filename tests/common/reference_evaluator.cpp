@@ -96,6 +96,11 @@ std::string FoldAscii(std::string_view s) {
   return out;
 }
 
+bool IsAscii(std::string_view s) {
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+}
+
 // ---- Numbers ---------------------------------------------------------------
 
 // "parses whole as a number (std::from_chars, double)".
@@ -117,7 +122,9 @@ std::optional<double> DecimalNumber(std::string_view text) {
 // ---- Matching single tokens -------------------------------------------------
 
 // `*` any run of code points, `?` exactly one; the whole token must match.
-bool GlobMatch(const std::vector<char32_t>& pat, const std::vector<char32_t>& tok) {
+// Sequences of code points, or of bytes when both are ASCII.
+template <class Seq>
+bool GlobMatch(const Seq& pat, const Seq& tok) {
   // match[i][j]: pat[0..i) matches tok[0..j).
   std::vector<std::vector<char>> match(pat.size() + 1, std::vector<char>(tok.size() + 1, 0));
   match[0][0] = 1;
@@ -133,8 +140,9 @@ bool GlobMatch(const std::vector<char32_t>& pat, const std::vector<char32_t>& to
   return match[pat.size()][tok.size()] != 0;
 }
 
-// Optimal string alignment distance over code points.
-int OsaDistance(const std::vector<char32_t>& a, const std::vector<char32_t>& b) {
+// Optimal string alignment distance over code points (or bytes, for ASCII).
+template <class Seq>
+int OsaDistance(const Seq& a, const Seq& b) {
   std::vector<std::vector<int>> d(a.size() + 1, std::vector<int>(b.size() + 1, 0));
   for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = static_cast<int>(i);
   for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = static_cast<int>(j);
@@ -392,6 +400,7 @@ struct ReferenceEvaluator::Data {
   // day_tokens[name id][UTC day]: the distinct tokens of that field's values
   // in events of that day, sorted; filled on first use.
   std::map<int, std::map<std::int64_t, std::vector<std::int32_t>>> day_tokens;
+  std::map<int, std::vector<std::int32_t>> vocabularies;  // Vocabulary()
   std::vector<std::string> owned_index;  // the `_index` values, as strings to point at
 
   int NameId(const std::string& name) {
@@ -419,6 +428,24 @@ struct ReferenceEvaluator::Data {
     for (auto& [day, ids] : it->second) {
       std::sort(ids.begin(), ids.end());
       ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    }
+    return it->second;
+  }
+  // The values of field `name` having `token` (none for token -1).
+  const std::vector<const Value*>& Postings(int name, std::int32_t token) const {
+    static const std::vector<const Value*> kNone;
+    auto it = postings.find(PostingKey(name, token));
+    return it == postings.end() ? kNone : it->second;
+  }
+  // The distinct tokens of field `name`'s values, sorted.
+  const std::vector<std::int32_t>& Vocabulary(int name) {
+    auto [it, inserted] = vocabularies.try_emplace(name);
+    if (inserted) {
+      for (const auto& [day, ids] : DayTokens(name)) {
+        it->second.insert(it->second.end(), ids.begin(), ids.end());
+      }
+      std::sort(it->second.begin(), it->second.end());
+      it->second.erase(std::unique(it->second.begin(), it->second.end()), it->second.end());
     }
     return it->second;
   }
@@ -492,12 +519,19 @@ std::vector<Position> TokenPattern(const RefNode& n,
   if (n.kind == RefKind::kFuzzy) {
     // "some string value has a token t whose optimal string alignment
     // distance to the case-folded `text` is at most N".
-    const std::vector<char32_t> word = CodePoints(FoldAscii(n.text));
+    const std::string folded = FoldAscii(n.text);
+    const std::vector<char32_t> word = CodePoints(folded);
     const int max = n.distance;
-    add(Position([word, max](const std::string& t) {
-          const std::vector<char32_t> token = CodePoints(t);
-          const auto gap = static_cast<int>(token.size()) - static_cast<int>(word.size());
-          return std::abs(gap) <= max && OsaDistance(word, token) <= max;
+    add(Position([folded, word, max](const std::string& t) {
+          // More characters apart than `max` edits cannot bridge: skip the DP.
+          const auto chars = std::count_if(t.begin(), t.end(), [](char c) {
+            return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+          });
+          if (std::abs(static_cast<int>(chars) - static_cast<int>(word.size())) > max) return false;
+          if (IsAscii(t) && IsAscii(folded)) {
+            return OsaDistance(std::string_view(folded), std::string_view(t)) <= max;
+          }
+          return OsaDistance(word, CodePoints(t)) <= max;
         }),
         true);
     return pattern;
@@ -523,8 +557,12 @@ std::vector<Position> TokenPattern(const RefNode& n,
       // token without them cannot match, which spares most of the DP.
       const std::string head = folded.substr(0, folded.find_first_of("*?"));
       const std::string tail = folded.substr(folded.find_last_of("*?") + 1);
-      add(Position([glob, head, tail](const std::string& t) {
-            return t.starts_with(head) && t.ends_with(tail) && GlobMatch(glob, CodePoints(t));
+      add(Position([folded, glob, head, tail](const std::string& t) {
+            if (!t.starts_with(head) || !t.ends_with(tail)) return false;
+            if (IsAscii(t) && IsAscii(folded)) {
+              return GlobMatch(std::string_view(folded), std::string_view(t));
+            }
+            return GlobMatch(glob, CodePoints(t));
           }),
           seg.find_first_not_of('*') != std::string::npos);
     }
@@ -782,21 +820,40 @@ std::vector<char> ReferenceEvaluator::Evaluate(const RefNode& n) {
         throw std::runtime_error("reference: unhandled leaf " + key);
     }
     // The values to try: all of the field's, except that a value can only
-    // match a token pattern with a fixed token if it has that token, so
-    // then the (shorter) list of values having the rarest such token.
+    // match a token pattern if it has a token each position matches, so
+    // the values having a token the most selective position matches do.
     const std::vector<const Data::Value*>* candidates =
         name >= 0 ? &d.by_name[static_cast<std::size_t>(name)] : nullptr;
-    const bool tokens_only = n.kind == RefKind::kWildcard || n.kind == RefKind::kNear ||
+    const bool tokens_only = n.kind == RefKind::kWildcard || n.kind == RefKind::kFuzzy ||
+                             n.kind == RefKind::kNear ||
                              (n.kind == RefKind::kTerm && !numeric_term.has_value());
-    for (const Position& p : *positions) {
-      if (p.exact()) required.push_back(p.id());
-    }
-    static const std::vector<const Data::Value*> kNone;
-    for (std::int32_t token : required) {
-      if (!tokens_only || name < 0) continue;
-      auto it = d.postings.find(Data::PostingKey(name, token));
-      const auto& list = it == d.postings.end() ? kNone : it->second;
-      if (candidates == nullptr || list.size() < candidates->size()) candidates = &list;
+    std::vector<const Data::Value*> gathered;
+    if (tokens_only && name >= 0) {
+      for (Position& p : *positions) {
+        if (p.exact()) required.push_back(p.id());
+      }
+      for (std::int32_t token : required) {
+        const auto& list = d.Postings(name, token);
+        if (list.size() < candidates->size()) candidates = &list;
+      }
+      for (Position& p : *positions) {
+        if (p.exact()) continue;
+        std::vector<std::int32_t> tokens;
+        std::size_t total = 0;
+        for (std::int32_t t : d.Vocabulary(name)) {
+          if (p.Matches(t, d.words)) {
+            tokens.push_back(t);
+            total += d.Postings(name, t).size();
+          }
+        }
+        if (total >= candidates->size()) continue;
+        gathered.clear();
+        for (std::int32_t t : tokens) {
+          const auto& list = d.Postings(name, t);
+          gathered.insert(gathered.end(), list.begin(), list.end());
+        }
+        candidates = &gathered;
+      }
     }
     if (candidates != nullptr) {
       for (const Data::Value* v : *candidates) {
