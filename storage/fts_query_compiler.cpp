@@ -341,14 +341,9 @@ std::string Compiler::IdCondition(const std::string& id) {
 
 Result<const LeafPlan*> Compiler::Plan(const Node& n) {
   if (auto it = plans_.find(&n); it != plans_.end()) return &it->second;
-  Result<LeafPlan> plan = Status::Ok();
-  if (n.kind == NodeKind::kWildcard) {
-    plan = PlanWildcard(n);
-  } else if (n.kind == NodeKind::kFuzzy) {
-    plan = PlanFuzzy(n);
-  } else {
-    plan = PlanRegex(n);
-  }
+  Result<LeafPlan> plan = n.kind == NodeKind::kWildcard ? PlanWildcard(n)
+                          : n.kind == NodeKind::kFuzzy  ? PlanFuzzy(n)
+                                                        : PlanRegex(n);
   if (!plan.ok()) return plan.status();
   return &plans_.emplace(&n, std::move(*plan)).first->second;
 }
