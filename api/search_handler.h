@@ -31,6 +31,8 @@ namespace http = boost::beast::http;
 using HttpRequest = http::request<http::string_body>;
 using HttpResponse = http::response<http::string_body>;
 
+class TailHub;
+
 // What the API handlers need. Owned by the server; outlives every request.
 struct ApiContext {
   storage::EventStore& store;
@@ -39,6 +41,7 @@ struct ApiContext {
   std::chrono::milliseconds query_timeout{10'000};
   std::string es_version = "8.17.0";  // reported to Elasticsearch clients
   std::function<TimeMs()> now;
+  TailHub* tails = nullptr;  // live tail (api/tail_hub.h); null: GET /api/v1/tail answers 404
 };
 
 boost::asio::awaitable<HttpResponse> HandleSearch(HttpRequest req, ApiContext& ctx);

@@ -7,6 +7,8 @@
 
 #include "api/es_handlers.h"
 #include "api/es_search.h"
+#include "api/export_handler.h"
+#include "api/tail_handler.h"
 #include "storage/async.h"
 #include "web/assets.h"
 
@@ -56,7 +58,7 @@ bool IsWrite(http::verb v) {
 
 }  // namespace
 
-boost::asio::awaitable<HttpResponse> Router::Handle(HttpRequest req) {
+boost::asio::awaitable<api::HttpAnswer> Router::Handle(HttpRequest req) {
   const http::verb method = req.method();
   std::vector<std::string> seg = PathSegments(req.target());
   if (seg.size() == 1 && seg[0].empty()) seg.clear();  // "/"
@@ -96,6 +98,10 @@ boost::asio::awaitable<HttpResponse> Router::Handle(HttpRequest req) {
     }
     if (seg[2] == "search" && IsRead(method))
       co_return co_await api::HandleSearch(std::move(req), api_);
+    if (seg[2] == "export" && method == http::verb::get)
+      co_return co_await api::HandleExport(std::move(req), api_);
+    if (seg[2] == "tail" && method == http::verb::get)
+      co_return co_await api::HandleTail(std::move(req), api_);
   }
   if (seg.size() == 4 && seg[0] == "api" && seg[1] == "v1" && seg[2] == "redaction" &&
       seg[3] == "rules" && IsRead(method)) {

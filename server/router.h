@@ -10,13 +10,16 @@
 //   POST /{index}/_bulk         same, with a default index
 //   POST /api/v1/ingest         NDJSON ingest
 //   GET  /api/v1/search         search
+//   GET  /api/v1/export         every match, streamed (ndjson, csv, text)
+//   GET  /api/v1/tail           new matches as they are committed (SSE, text)
 //   GET  /api/v1/redaction/rules  the redaction rules in force
 //   GET|POST /_search, /{index}/_search, /_count, /{index}/_count
 //                               Elasticsearch search API (api/es_search.h)
 //   /_license, /_ilm, /_index_template, /_data_stream, /_ingest/pipeline,
 //   /_cluster/health, /_refresh  Elasticsearch management (api/es_handlers.h)
 //
-// Handle is a pure function of the request (plus the services it calls).
+// Handle is a pure function of the request (plus the services it calls). It
+// answers a complete response, or a stream (api/body_stream.h).
 #pragma once
 
 #include <functional>
@@ -24,6 +27,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include "api/body_stream.h"
 #include "api/search_handler.h"
 #include "ingest/ingest_handlers.h"
 
@@ -39,7 +43,7 @@ class Router {
          std::function<std::string()> metrics_text)
       : ingest_(ingest), api_(api), metrics_text_(std::move(metrics_text)) {}
 
-  boost::asio::awaitable<HttpResponse> Handle(HttpRequest req);
+  boost::asio::awaitable<api::HttpAnswer> Handle(HttpRequest req);
 
  private:
   ingest::IngestContext& ingest_;
