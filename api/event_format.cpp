@@ -1,5 +1,7 @@
 #include "api/event_format.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "api/json_writer.h"
@@ -101,6 +103,10 @@ std::optional<std::vector<std::string>> ParseColumns(std::string_view fields, st
     if (name.empty()) continue;
     if (name.size() > kMaxColumnName) {
       error = fmt::format("[fields] names are at most {} bytes", kMaxColumnName);
+      return std::nullopt;
+    }
+    if (std::find(out.begin(), out.end(), name) != out.end()) {
+      error = fmt::format("[fields] names '{}' twice", name);
       return std::nullopt;
     }
     if (out.size() == kMaxColumns) {

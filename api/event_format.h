@@ -40,8 +40,9 @@ enum class EventFormat { kNdjson, kCsv, kText, kSse };
 std::optional<EventFormat> ParseEventFormat(std::string_view name);
 
 // The column names of a `fields=` value: comma-separated, blanks trimmed,
-// empty names dropped. Nullopt (with `error` set) for more than 100 columns
-// or a name over 256 bytes.
+// empty names dropped. Nullopt (with `error` set) for more than 100 columns,
+// a name over 256 bytes or a name given twice (so that one event's output is
+// bounded by a small multiple of its size).
 std::optional<std::vector<std::string>> ParseColumns(std::string_view fields, std::string& error);
 
 class EventFormatter {

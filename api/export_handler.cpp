@@ -13,8 +13,12 @@
 namespace dashcam::api {
 namespace {
 
-// Events per page: about 200 KiB of NDJSON, one chunk on the wire.
+// A page is at most 500 events or 256 KiB of documents, and a piece (one
+// chunk on the wire) about 256 KiB of output: memory per export is bounded
+// by those whatever the size of the result.
 constexpr std::size_t kPageEvents = 500;
+constexpr std::size_t kPageBytes = 256u << 10;
+constexpr std::size_t kPieceBytes = 256u << 10;
 
 const char* ContentType(EventFormat f) {
   switch (f) {
@@ -27,36 +31,46 @@ const char* ContentType(EventFormat f) {
   }
 }
 
-// The body of one export: pages of a key-range scan, each formatted into one
-// piece. Produce() runs on the worker pool, one call at a time.
+// The body of one export: pages of a key-range scan, formatted into pieces.
+// Produce() runs on the worker pool, one call at a time.
 class ExportStream final : public BodyStream {
  public:
   ExportStream(ApiContext& ctx, query::Node query, const StreamParams& p)
       : ctx_(ctx),
         query_(std::move(query)),
         formatter_(p.format, p.columns),
-        preamble_(formatter_.Preamble()) {
+        preamble_(formatter_.Preamble()),
+        start_(storage::Clock::now()) {
     req_.query = &query_;
     req_.lo = storage::FirstKeyAt(p.from);
     req_.hi = storage::FirstKeyAt(p.to) - 1;
     req_.ascending = p.ascending;
     req_.limit = kPageEvents;
+    req_.max_bytes = kPageBytes;
     req_.cancelled = &cancelled_;
   }
 
-  // The next page, formatted (the first one after the preamble); "" once
+  ~ExportStream() override {
+    const char* outcome = finished() ? "complete" : cancelled_ ? "cancelled" : "failed";
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(storage::Clock::now() -
+                                                                          start_);
+    ctx_.log.Info("export_ended", {{"outcome", outcome},
+                                   {"events", events_},
+                                   {"ms", static_cast<std::int64_t>(ms.count())}});
+  }
+
+  // The next piece: the preamble first, then formatted events; "" once
   // every match has been produced.
   Result<std::string> Produce() {
     std::string out = std::exchange(preamble_, {});
-    if (done_) return out;
-    req_.deadline = storage::Clock::now() + ctx_.query_timeout;
-    auto page = ctx_.store.Scan(req_);
-    if (!page.ok()) return page.status();
-    for (const storage::StoredEvent& ev : page->events) formatter_.Append(ev, out);
-    done_ = !page->more;
-    if (!done_) {
-      const storage::EventKey last = page->events.back().key;
-      (req_.ascending ? req_.lo : req_.hi) = req_.ascending ? last + 1 : last - 1;
+    while (out.size() < kPieceBytes) {
+      if (next_ == page_.size()) {
+        if (done_) break;
+        if (auto s = FetchPage(); !s.ok()) return s;
+        if (page_.empty()) break;
+      }
+      formatter_.Append(page_[next_++], out);
+      ++events_;
     }
     return out;
   }
@@ -65,13 +79,29 @@ class ExportStream final : public BodyStream {
 
   boost::asio::awaitable<Result<std::string>> Next() override {
     if (!first_.empty()) co_return std::exchange(first_, {});
-    if (done_) co_return std::string();
+    if (finished()) co_return std::string();
     co_return co_await storage::RunBlocking(ctx_.workers, [this] { return Produce(); });
   }
   void Cancel() override { cancelled_ = true; }
   void Drain() override {}  // an export is a request in flight: it finishes
 
  private:
+  bool finished() const { return done_ && next_ == page_.size() && first_.empty(); }
+
+  Status FetchPage() {
+    req_.deadline = storage::Clock::now() + ctx_.query_timeout;
+    auto page = ctx_.store.Scan(req_);
+    if (!page.ok()) return page.status();
+    page_ = std::move(page->events);
+    next_ = 0;
+    done_ = !page->more;
+    if (!page_.empty()) {
+      const storage::EventKey last = page_.back().key;
+      (req_.ascending ? req_.lo : req_.hi) = req_.ascending ? last + 1 : last - 1;
+    }
+    return Status::Ok();
+  }
+
   ApiContext& ctx_;
   const query::Node query_;  // req_.query points here
   EventFormatter formatter_;
@@ -79,7 +109,11 @@ class ExportStream final : public BodyStream {
   std::atomic<bool> cancelled_{false};
   std::string preamble_;  // csv's header row, until produced
   std::string first_;     // produced before the answer was committed to
-  bool done_ = false;
+  std::vector<storage::StoredEvent> page_;
+  std::size_t next_ = 0;  // of page_, the next event to format
+  bool done_ = false;     // no page after page_
+  std::uint64_t events_ = 0;
+  const storage::Clock::time_point start_;
 };
 
 }  // namespace

@@ -10,6 +10,9 @@ namespace dashcam::api {
 namespace {
 
 constexpr std::size_t kScanPageEvents = 500;
+// Formatted events are queued in pieces of about this size, so that a client
+// that keeps up never holds more than a few pieces (see --tail-queue-bytes).
+constexpr std::size_t kPieceBytes = 64u << 10;
 // New keys further apart than this (a second of event time) are scanned as
 // separate ranges, so that a late event does not make a dispatch scan every
 // event between it and the present.
@@ -182,10 +185,11 @@ Status TailHub::Deliver(const query::Node& query, const NewKeys& keys, std::uint
             if (at->second > a.since && ev.ts_ms >= a.from && ev.ts_ms < a.to) {
               a.formatter.Append(ev, a.text);
               ++a.events;
+              if (a.text.size() >= kPieceBytes) Flush(a);
             }
           }
         }
-        Flush(audiences);
+        for (Audience& a : audiences) Flush(a);
         more = page->more;
         if (more) req.lo = page->events.back().key + 1;
       }
@@ -195,30 +199,28 @@ Status TailHub::Deliver(const query::Node& query, const NewKeys& keys, std::uint
   return Status::Ok();
 }
 
-// Queues each audience's formatted events, one shared piece for all of its
+// Queues an audience's formatted events, one shared piece for all of its
 // subscribers.
-void TailHub::Flush(std::vector<Audience>& audiences) {
-  for (Audience& a : audiences) {
-    if (a.text.empty()) continue;
-    auto piece = std::make_shared<const std::string>(std::move(a.text));
-    a.text.clear();
-    for (auto& sub : a.subs) {
-      if (!sub) continue;
-      switch (sub->Push(piece)) {
-        case TailSubscription::PushResult::kQueued:
-          events_total_.Add(a.events);
-          break;
-        case TailSubscription::PushResult::kOverflowed:
-          Dropped(*sub, TailSubscription::EndReason::kSlowClient);
-          sub.reset();
-          break;
-        case TailSubscription::PushResult::kEnded:
-          sub.reset();
-          break;
-      }
+void TailHub::Flush(Audience& a) {
+  if (a.text.empty()) return;
+  auto piece = std::make_shared<const std::string>(std::move(a.text));
+  a.text.clear();
+  for (auto& sub : a.subs) {
+    if (!sub) continue;
+    switch (sub->Push(piece)) {
+      case TailSubscription::PushResult::kQueued:
+        events_total_.Add(a.events);
+        break;
+      case TailSubscription::PushResult::kOverflowed:
+        Dropped(*sub, TailSubscription::EndReason::kSlowClient);
+        sub.reset();
+        break;
+      case TailSubscription::PushResult::kEnded:
+        sub.reset();
+        break;
     }
-    a.events = 0;
   }
+  a.events = 0;
 }
 
 void TailHub::Dropped(const TailSubscription& sub, TailSubscription::EndReason reason) {

@@ -43,8 +43,11 @@
 namespace dashcam::api {
 
 struct TailOptions {
-  std::size_t queue_bytes = 1u << 20;  // Default: 1 MiB of events queued per client
-  std::size_t max_tails = 1000;        // concurrent subscriptions
+  // Events queued per client, at most. Events are queued in pieces of about
+  // 64 KiB; a client that keeps up holds a few at a time (when the hub outruns
+  // the socket). REQUIRES: >= 256 KiB. Default: 1 MiB.
+  std::size_t queue_bytes = 1u << 20;
+  std::size_t max_tails = 1000;  // concurrent subscriptions
   std::size_t max_pending_keys = 500'000;
   std::chrono::milliseconds batch_delay{200};       // commits gathered into a dispatch
   std::chrono::milliseconds query_timeout{10'000};  // per scan page
@@ -83,7 +86,7 @@ class TailHub {
   // Scans the new keys for `query` and queues the matches to `subs`.
   Status Deliver(const query::Node& query, const NewKeys& keys, std::uint64_t first_seq,
                  const std::vector<std::shared_ptr<TailSubscription>>& subs);
-  void Flush(std::vector<Audience>& audiences);
+  void Flush(Audience& audience);
   void Dropped(const TailSubscription& sub, TailSubscription::EndReason reason);
 
   // Constant after construction.

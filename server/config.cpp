@@ -74,7 +74,7 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
                  "Unsent events a live tail client may fall behind by before it is "
                  "disconnected as too slow")
       ->envname("DASHCAM_TAIL_QUEUE_BYTES")
-      ->check(CLI::Range(std::size_t{4096}, std::size_t{1} << 30))
+      ->check(CLI::Range(std::size_t{256} << 10, std::size_t{1} << 30))
       ->capture_default_str();
   app.add_option("--max-tails", c.max_tails, "Concurrent live tails (429 beyond)")
       ->envname("DASHCAM_MAX_TAILS")

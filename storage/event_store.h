@@ -23,7 +23,10 @@ struct ScanRequest {
   EventKey lo = 0;                                     // inclusive
   EventKey hi = std::numeric_limits<EventKey>::max();  // inclusive
   bool ascending = false;                              // default: newest first
-  std::size_t limit = 1000;                            // events per page
+  std::size_t limit = 1000;                            // events per page, at most
+  // A page also ends with the event that takes its sources past this many
+  // bytes, so that large events do not make large pages.
+  std::size_t max_bytes = std::numeric_limits<std::size_t>::max();
   // The page's time budget: past it the scan fails with DeadlineExceeded.
   Clock::time_point deadline = Clock::time_point::max();
   // When set and it becomes true, the scan stops soon with Unavailable
@@ -33,8 +36,9 @@ struct ScanRequest {
 
 struct ScanPage {
   std::vector<StoredEvent> events;  // in the requested order
-  // True when the page is full: continue with the range narrowed past the
-  // last event's key (hi = key - 1 descending, lo = key + 1 ascending).
+  // True when the page is full (limit or max_bytes): continue with the range
+  // narrowed past the last event's key (hi = key - 1 descending, lo = key + 1
+  // ascending). A full page may be followed by an empty one.
   bool more = false;
 };
 

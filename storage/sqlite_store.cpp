@@ -400,14 +400,25 @@ class ScanGuard {
   const ScanRequest& req_;
 };
 
+// Appends matches in [lo, hi] to `page` until the page is full (req.limit
+// events or req.max_bytes of sources), which sets page.more.
 Status RunScan(PartitionReader& reader, const std::string& sql, const CompiledQuery& q,
-               const ScanRequest& req, EventKey lo, EventKey hi, std::vector<StoredEvent>& out) {
+               const ScanRequest& req, EventKey lo, EventKey hi, ScanPage& page,
+               std::size_t& bytes) {
   auto stmt = reader.Statement(sql);
   if (!stmt.ok()) return stmt.status();
   ScanGuard guard(reader.db(), req);
-  BindQuery(**stmt, q, lo, hi, static_cast<std::int64_t>(req.limit - out.size()));
+  BindQuery(**stmt, q, lo, hi, static_cast<std::int64_t>(req.limit - page.events.size()));
   int rc;
-  while ((rc = (*stmt)->Step()) == SQLITE_ROW) out.push_back(ReadEvent(**stmt));
+  while ((rc = (*stmt)->Step()) == SQLITE_ROW) {
+    page.events.push_back(ReadEvent(**stmt));
+    bytes += page.events.back().source.size();
+    if (page.events.size() >= req.limit || bytes >= req.max_bytes) {
+      page.more = true;
+      rc = SQLITE_DONE;
+      break;
+    }
+  }
   (*stmt)->Reset();
   if (rc == SQLITE_INTERRUPT && guard.cancelled()) return Status::Unavailable("scan cancelled");
   return SqliteStatus(rc, reader.db(), "scan");
@@ -427,13 +438,13 @@ Result<ScanPage> SqliteStore::Scan(const ScanRequest& req) {
   if (req.ascending) std::reverse(days.begin(), days.end());
   const std::string sql = ScanSql(*compiled, req.ascending);
   Lease lease = LeaseReaders();
+  std::size_t bytes = 0;
   for (std::int64_t day : days) {
-    if (page.events.size() >= req.limit) break;
+    if (page.more) break;
     auto reader = lease->For(day);
     if (!reader.ok()) return reader.status();
-    if (auto s = RunScan(**reader, sql, *compiled, req, lo, hi, page.events); !s.ok()) return s;
+    if (auto s = RunScan(**reader, sql, *compiled, req, lo, hi, page, bytes); !s.ok()) return s;
   }
-  page.more = page.events.size() >= req.limit;
   return page;
 }
 

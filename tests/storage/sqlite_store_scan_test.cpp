@@ -122,6 +122,28 @@ TEST_F(SqliteStoreScanTest, KeyRangeBoundsAreInclusive) {
   EXPECT_EQ(ScanAll(Msg("x"), false, 10, nullptr, kc, kb), Names{});
 }
 
+TEST_F(SqliteStoreScanTest, PagesEndAfterMaxBytesOfDocuments) {
+  std::vector<Record> records;
+  for (int i = 0; i < 10; ++i) {
+    records.push_back(Ev(fmt::format("{}{}", i, std::string(99, 'x')), kT0 + i, "x"));
+  }
+  ASSERT_TRUE(Append(std::move(records)).status.ok());
+  const Node q = Node::MatchAll();
+  ScanRequest req;
+  req.query = &q;
+  req.ascending = true;
+  req.max_bytes = 250;  // the third 100-byte document passes it
+  auto page = store_->Scan(req);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->events.size(), 3u);
+  EXPECT_TRUE(page->more);
+  EXPECT_EQ(page->events[2].source[0], '2');
+  req.max_bytes = 1;  // a page always holds one event
+  page = store_->Scan(req);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->events.size(), 1u);
+}
+
 TEST_F(SqliteStoreScanTest, CancelledScanStopsWithUnavailable) {
   std::vector<Record> records;
   for (int i = 0; i < 20'000; ++i) records.push_back(Ev("e", kT0 + i, "x"));
