@@ -1,6 +1,7 @@
 #include "api/event_format.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -25,8 +26,20 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
+bool NeedsCsvQuotes(std::string_view cell) {
+  for (char c : cell) {
+    if (c == ',' || c == '"' || c == '\r' || c == '\n') return true;
+  }
+  return false;
+}
+
+bool HasLineBreak(std::string_view s) {
+  return std::memchr(s.data(), '\n', s.size()) != nullptr ||
+         std::memchr(s.data(), '\r', s.size()) != nullptr;
+}
+
 void AppendCsvCell(std::string_view cell, std::string& out) {
-  if (cell.find_first_of(",\"\r\n") == std::string_view::npos) {
+  if (!NeedsCsvQuotes(cell)) {
     out.append(cell);
     return;
   }
@@ -159,21 +172,38 @@ void EventFormatter::Append(const storage::StoredEvent& ev, std::string& out) {
   }
 }
 
-void EventFormatter::AppendHit(const storage::StoredEvent& ev, std::string& out) const {
+// Consecutive events mostly share their second: its text is kept.
+void EventFormatter::AppendTimestamp(TimeMs t, std::string& out) {
+  const TimeMs second = t / 1000;
+  if (second != cached_second_) {
+    cached_second_ = second;
+    cached_prefix_ = FormatRfc3339Ms(second * 1000);
+    cached_prefix_.resize(cached_prefix_.size() - 4);  // "YYYY-MM-DDTHH:MM:SS."
+  }
+  out += cached_prefix_;
+  const auto ms = static_cast<int>(t % 1000);
+  const char digits[4] = {static_cast<char>('0' + ms / 100), static_cast<char>('0' + ms / 10 % 10),
+                          static_cast<char>('0' + ms % 10), 'Z'};
+  out.append(digits, 4);
+}
+
+void EventFormatter::AppendHit(const storage::StoredEvent& ev, std::string& out) {
   out += "{\"_id\":";
   AppendJsonString(out, ev.id);
   out += ",\"_index\":";
   AppendJsonString(out, ev.index);
   out += ",\"@timestamp\":\"";
-  out += FormatRfc3339Ms(ev.ts_ms);
+  AppendTimestamp(ev.ts_ms, out);
   out += "\",\"_source\":";
+  const std::size_t at = out.size();
+  out += ev.source;
   // A document sent pretty-printed keeps its line breaks, which are JSON
   // whitespace (inside strings they are escaped): as spaces the hit stays one
   // line, as NDJSON and SSE need.
-  const std::size_t at = out.size();
-  out += ev.source;
-  for (std::size_t i = at; i < out.size(); ++i) {
-    if (out[i] == '\n' || out[i] == '\r') out[i] = ' ';
+  if (HasLineBreak(ev.source)) {
+    for (std::size_t i = at; i < out.size(); ++i) {
+      if (out[i] == '\n' || out[i] == '\r') out[i] = ' ';
+    }
   }
   out.push_back('}');
 }
@@ -199,7 +229,9 @@ void EventFormatter::AppendColumnsJson(const storage::StoredEvent& ev, std::stri
   for (const std::string& c : columns_) {
     w.Key(c);
     if (c == "@timestamp") {
-      w.String(FormatRfc3339Ms(ev.ts_ms));
+      std::string ts;
+      AppendTimestamp(ev.ts_ms, ts);
+      w.String(ts);
     } else if (c == "_id") {
       w.String(ev.id);
     } else if (c == "_index") {
@@ -237,7 +269,7 @@ void EventFormatter::AppendCsvRow(const storage::StoredEvent& ev, std::string& o
     if (i > 0) out.push_back(',');
     const std::string& c = columns_[i];
     if (c == "@timestamp") {
-      out += FormatRfc3339Ms(ev.ts_ms);
+      AppendTimestamp(ev.ts_ms, out);
     } else if (c == "_id") {
       AppendCsvCell(ev.id, out);
     } else if (c == "_index") {
@@ -257,7 +289,7 @@ void EventFormatter::AppendCsvRow(const storage::StoredEvent& ev, std::string& o
 
 void EventFormatter::AppendTextLine(const storage::StoredEvent& ev, std::string& out) {
   ReadDocument(ev);
-  out += FormatRfc3339Ms(ev.ts_ms);
+  AppendTimestamp(ev.ts_ms, out);
   out.push_back(' ');
   AppendOneLine(ev.level.empty() ? std::string_view("-") : std::string_view(ev.level), out);
   out.push_back(' ');

@@ -56,7 +56,8 @@ class EventFormatter {
   void Append(const storage::StoredEvent& ev, std::string& out);
 
  private:
-  void AppendHit(const storage::StoredEvent& ev, std::string& out) const;
+  void AppendHit(const storage::StoredEvent& ev, std::string& out);
+  void AppendTimestamp(TimeMs t, std::string& out);
   void AppendColumnsJson(const storage::StoredEvent& ev, std::string& out);
   void AppendCsvRow(const storage::StoredEvent& ev, std::string& out);
   void AppendTextLine(const storage::StoredEvent& ev, std::string& out);
@@ -70,6 +71,8 @@ class EventFormatter {
   const std::vector<std::string> columns_;
   storage::DocumentReader reader_;
   storage::DocumentView view_;
+  TimeMs cached_second_ = -1;  // AppendTimestamp's cache
+  std::string cached_prefix_;
 };
 
 }  // namespace dashcam::api
