@@ -105,6 +105,7 @@ void TailHub::Dispatch() {
     batch.swap(pending_);
     pending_keys_ = 0;
     overflowed = std::exchange(overflowed_, false);
+    std::erase_if(subs_, [](const std::weak_ptr<TailSubscription>& w) { return w.expired(); });
     for (const auto& w : subs_) {
       if (auto s = w.lock(); s && !s->ended()) subs.push_back(std::move(s));
     }
@@ -203,7 +204,7 @@ Status TailHub::Deliver(const query::Node& query, const NewKeys& keys, std::uint
 // subscribers.
 void TailHub::Flush(Audience& a) {
   if (a.text.empty()) return;
-  auto piece = std::make_shared<const std::string>(std::move(a.text));
+  auto piece = TailSubscription::MakePiece(std::move(a.text), totals_);
   a.text.clear();
   for (auto& sub : a.subs) {
     if (!sub) continue;

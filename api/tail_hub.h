@@ -14,8 +14,8 @@
 // time within a commit), normally within batch_delay plus the scan of a
 // commit's worth of events of their commit.
 //
-// Bounds: per-client queues (TailSubscription), all queues together
-// (TailTotals), `max_tails` subscriptions (more are refused), and
+// Bounds: per-client queues (TailSubscription), the memory of all queues
+// together (TailTotals), `max_tails` subscriptions (more are refused), and
 // `max_pending_keys` committed keys waiting for a dispatch: a hub that falls
 // that far behind ingestion ends every tail (reason "lagging") rather than
 // grow. With no subscribers a commit costs one atomic load.
@@ -43,13 +43,15 @@
 namespace dashcam::api {
 
 struct TailOptions {
-  // Events queued per client, at most. Events are queued in pieces of about
-  // 64 KiB; a client that keeps up holds a few at a time (when the hub outruns
-  // the socket). REQUIRES: >= 256 KiB. Default: 1 MiB.
-  std::size_t queue_bytes = 1u << 20;
+  // Events queued per client, at most. Each dispatch queues a burst (up to
+  // batch_delay's worth of matching events, in pieces of about 64 KiB) that a
+  // client that keeps up writes out before the next one; the bound must hold
+  // a few bursts at the ingest rate (~4 MB per 100 ms at 35k events/s for a
+  // tail of everything). REQUIRES: >= 256 KiB. Default: 4 MiB.
+  std::size_t queue_bytes = 4u << 20;
   std::size_t max_tails = 1000;  // concurrent subscriptions
   std::size_t max_pending_keys = 500'000;
-  std::chrono::milliseconds batch_delay{200};       // commits gathered into a dispatch
+  std::chrono::milliseconds batch_delay{100};       // commits gathered into a dispatch
   std::chrono::milliseconds query_timeout{10'000};  // per scan page
 };
 
@@ -68,6 +70,7 @@ class TailHub {
 
   std::size_t subscribers() const { return totals_->subscribers.load(); }
   std::size_t queued_bytes() const { return totals_->queued_bytes.load(); }
+  std::size_t memory_bytes() const { return totals_->memory_bytes.load(); }
 
  private:
   // One commit's keys, numbered in commit order.

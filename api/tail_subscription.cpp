@@ -50,7 +50,7 @@ TailSubscription::PushResult TailSubscription::Push(std::shared_ptr<const std::s
   if (end_ || cancelled_) return PushResult::kEnded;
   const std::size_t n = piece->size();
   if (queued_bytes_ + n > max_queue_bytes_ ||
-      totals_->queued_bytes.load() + n > totals_->max_queued_bytes) {
+      (queued_bytes_ > 0 && totals_->memory_bytes.load() > totals_->max_memory_bytes)) {
     // The backlog goes at once: a client that fell this far behind gets only
     // the final message.
     totals_->queued_bytes -= queued_bytes_;
@@ -72,6 +72,16 @@ void TailSubscription::End(EndReason reason) {
   if (end_) return;
   end_ = reason;
   WakeLocked();
+}
+
+std::shared_ptr<const std::string> TailSubscription::MakePiece(
+    std::string text, const std::shared_ptr<TailTotals>& totals) {
+  totals->memory_bytes += text.size();
+  return std::shared_ptr<const std::string>(new std::string(std::move(text)),
+                                            [totals](const std::string* p) {
+                                              totals->memory_bytes -= p->size();
+                                              delete p;
+                                            });
 }
 
 bool TailSubscription::ended() const {

@@ -4,7 +4,10 @@
 // strand, one piece per write, so the queue is the only place a slow client's
 // backlog can grow, and it cannot grow past `max_queue_bytes`: the piece that
 // would overflow it ends the subscription instead (reason "slow_client"; the
-// backlog is discarded and the client gets only the final message).
+// backlog is discarded and the client gets only the final message). While
+// all queues together hold more than TailTotals::max_memory_bytes, a client
+// with any backlog is ended the same way at its next piece; one that has
+// kept up still gets it, so the overshoot is at most a piece per client.
 //
 // After the end (slow client, shutdown, lagging hub, storage error) the client
 // receives what is still queued (nothing for a slow client), then a final
@@ -37,13 +40,15 @@
 
 namespace dashcam::api {
 
-// Totals over every subscription of a hub, for /metrics and a bound on all
-// queues together: a piece that would take queued_bytes past
-// max_queued_bytes ends its subscription as a slow client.
+// Totals over every subscription of a hub, for /metrics and a bound on the
+// memory of all queues together. Subscribers of the same query share pieces,
+// so memory_bytes (each live piece once) is what the process holds, and
+// queued_bytes (each piece once per queue holding it) what clients owe.
 struct TailTotals {
-  std::size_t max_queued_bytes = 256u << 20;
+  std::size_t max_memory_bytes = 256u << 20;
   std::atomic<std::size_t> subscribers{0};
   std::atomic<std::size_t> queued_bytes{0};
+  std::atomic<std::size_t> memory_bytes{0};
 };
 
 class TailSubscription : public std::enable_shared_from_this<TailSubscription> {
@@ -70,8 +75,9 @@ class TailSubscription : public std::enable_shared_from_this<TailSubscription> {
   std::uint64_t since() const { return since_; }
 
   enum class PushResult { kQueued, kEnded, kOverflowed };
-  // Queues `piece` (formatted events). kEnded when the subscription had
-  // ended already; kOverflowed when this piece ended it (slow client).
+  // Queues `piece` (formatted events, made by MakePiece). kEnded when the
+  // subscription had ended already; kOverflowed when this piece ended it
+  // (slow client).
   PushResult Push(std::shared_ptr<const std::string> piece);
   // Ends the subscription (the first reason wins).
   void End(EndReason reason);
@@ -86,6 +92,9 @@ class TailSubscription : public std::enable_shared_from_this<TailSubscription> {
   void Cancel();
 
   static std::string_view ReasonName(EndReason reason);
+  // A piece whose bytes count in totals->memory_bytes while it lives.
+  static std::shared_ptr<const std::string> MakePiece(std::string text,
+                                                      const std::shared_ptr<TailTotals>& totals);
 
  private:
   std::string FinalMessage(EndReason reason) const;

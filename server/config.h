@@ -24,7 +24,7 @@ struct Config {
   std::size_t beats_max_window = 10000;         // largest Beats window (events) accepted
   std::string redaction_rules;  // YAML rules file (ingest/redaction_rules.h); empty: defaults only
   bool no_redaction = false;    // store secrets as sent (logged as a warning)
-  std::size_t tail_queue_bytes = 1u << 20;  // unsent live-tail events per client
+  std::size_t tail_queue_bytes = 4u << 20;  // unsent live-tail events per client
   std::size_t max_tails = 1000;             // concurrent live tails
   bool debug = false;
   int test_commit_delay_ms = 0;  // hidden: slows every commit (tests)

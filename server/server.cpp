@@ -164,8 +164,12 @@ std::string RenderMetrics(const Metrics& metrics, const ingest::BeatsMetrics& be
   AppendMetricHeader(out, "dashcam_tail_subscribers", "Connected live tails.", "gauge");
   AppendMetricLine(out, "dashcam_tail_subscribers", "", tails.subscribers());
   AppendMetricHeader(out, "dashcam_tail_queued_bytes",
-                     "Bytes of events queued for live tail clients.", "gauge");
+                     "Bytes of events queued for live tail clients, per client.", "gauge");
   AppendMetricLine(out, "dashcam_tail_queued_bytes", "", tails.queued_bytes());
+  AppendMetricHeader(out, "dashcam_tail_memory_bytes",
+                     "Memory of the live tail queues (pieces shared by clients counted once).",
+                     "gauge");
+  AppendMetricLine(out, "dashcam_tail_memory_bytes", "", tails.memory_bytes());
   const auto partitions = store.Partitions();
   std::uint64_t disk = 0;
   for (const auto& p : partitions) disk += p.bytes;
