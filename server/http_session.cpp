@@ -171,6 +171,11 @@ asio::awaitable<bool> HttpSession::WriteStream(api::StreamingResponse& sr, bool 
   res.keep_alive(chunked && keep_alive && !registry_.draining());
   res.chunked(chunked);
   body_ = sr.body.get();
+  // body_ must not outlive the stream, even when this frame unwinds.
+  struct Unset {
+    api::BodyStream*& body;
+    ~Unset() { body = nullptr; }
+  } unset{body_};
   const std::uint64_t id = ++stream_id_;
   hung_up_ = false;
   if (registry_.draining()) body_->Drain();
@@ -189,9 +194,9 @@ asio::awaitable<bool> HttpSession::WriteStream(api::StreamingResponse& sr, bool 
   } else {
     body_->Cancel();
   }
-  body_ = nullptr;
   stream_.expires_never();
-  co_return complete&& res.keep_alive();
+  const bool keep_alive_after = complete && res.keep_alive();
+  co_return keep_alive_after;
 }
 
 // Returns whether the whole body, with its last chunk, was written.
