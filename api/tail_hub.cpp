@@ -48,6 +48,9 @@ TailHub::TailHub(storage::EventStore& store, boost::asio::any_io_executor worker
                                        "Events queued to live tail clients (per client).")),
       dispatches_total_(metrics.GetCounter("dashcam_tail_dispatches_total",
                                            "Checks of newly committed events against tails.")),
+      dispatch_us_total_(metrics.GetCounter(
+          "dashcam_tail_dispatch_microseconds_total",
+          "Wall time spent checking newly committed events against tails and queueing them.")),
       timer_(workers) {
   store_.SetCommitObserver([this](const storage::CommitNotice& n) { OnCommit(n); });
 }
@@ -97,6 +100,7 @@ void TailHub::ScheduleLocked() {
 }
 
 void TailHub::Dispatch() {
+  const auto start = storage::Clock::now();
   std::vector<Notice> batch;
   bool overflowed = false;
   std::vector<std::shared_ptr<TailSubscription>> subs;
@@ -139,6 +143,9 @@ void TailHub::Dispatch() {
       }
     }
   }
+  dispatch_us_total_.Add(static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(storage::Clock::now() - start)
+          .count()));
   std::lock_guard lock(mu_);
   scheduled_ = false;
   if (!pending_.empty() || overflowed_) ScheduleLocked();

@@ -102,6 +102,7 @@ class TailHub {
   Counter& connections_total_;
   Counter& events_total_;
   Counter& dispatches_total_;
+  Counter& dispatch_us_total_;
 
   mutable std::mutex mu_;
   std::vector<std::weak_ptr<TailSubscription>> subs_;  // guarded by mu_
