@@ -37,6 +37,8 @@ namespace http = boost::beast::http;
 using HttpRequest = http::request<http::string_body>;
 using HttpResponse = http::response<http::string_body>;
 
+class TailHub;
+
 // What the API handlers need. Owned by the server; outlives every request.
 struct ApiContext {
   storage::EventStore& store;
@@ -50,6 +52,7 @@ struct ApiContext {
   // anchor event has all of applies.
   std::vector<std::vector<std::string>> context_scopes = {
       {"host.name", "log.file.path"}, {"container.id"}, {"agent.id"}, {"host.name"}, {"_index"}};
+  TailHub* tails = nullptr;  // live tail (api/tail_hub.h); null: GET /api/v1/tail answers 404
 };
 
 boost::asio::awaitable<HttpResponse> HandleSearch(HttpRequest req, ApiContext& ctx);

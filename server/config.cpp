@@ -76,6 +76,16 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
                  "fields an event has decides")
       ->envname("DASHCAM_CONTEXT_SCOPE")
       ->capture_default_str();
+  app.add_option("--tail-queue-bytes", c.tail_queue_bytes,
+                 "Unsent events a live tail client may fall behind by before it is "
+                 "disconnected as too slow")
+      ->envname("DASHCAM_TAIL_QUEUE_BYTES")
+      ->check(CLI::Range(std::size_t{256} << 10, std::size_t{1} << 30))
+      ->capture_default_str();
+  app.add_option("--max-tails", c.max_tails, "Concurrent live tails (429 beyond)")
+      ->envname("DASHCAM_MAX_TAILS")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{100'000}))
+      ->capture_default_str();
   app.add_flag("--debug", c.debug, "Log debug events")->envname("DASHCAM_DEBUG");
   app.add_option("--test-commit-delay-ms", c.test_commit_delay_ms)->group("");  // tests only
   try {

@@ -26,6 +26,8 @@ struct Config {
   bool no_redaction = false;    // store secrets as sent (logged as a warning)
   // GET /api/v1/context's source rules (api/context_handler.h).
   std::string context_scope = "host.name+log.file.path,container.id,agent.id,host.name,_index";
+  std::size_t tail_queue_bytes = 4u << 20;  // unsent live-tail events per client
+  std::size_t max_tails = 1000;             // concurrent live tails
   bool debug = false;
   int test_commit_delay_ms = 0;  // hidden: slows every commit (tests)
 };

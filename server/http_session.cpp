@@ -1,13 +1,20 @@
 #include "server/http_session.h"
 
+#include <sys/socket.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <optional>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/chunk_encode.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
@@ -44,7 +51,11 @@ HttpSession::HttpSession(asio::ip::tcp::socket socket, Router& router, const Htt
       registry_(registry),
       log_(log) {}
 
-void HttpSession::CloseIfIdle() {
+void HttpSession::OnDrain() {
+  if (body_ != nullptr) {
+    body_->Drain();
+    return;
+  }
   if (!busy_) {
     beast::error_code ec;
     stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
@@ -129,16 +140,121 @@ asio::awaitable<bool> HttpSession::ServeOne(beast::flat_buffer& buffer) {
   HttpRequest req = parser.release();
   const bool keep_alive = req.keep_alive();
   stream_.expires_never();
-  HttpResponse res = co_await Dispatch(std::move(req));
+  api::HttpAnswer answer = co_await Dispatch(std::move(req));
+  bool keep_going = false;
+  if (auto* res = std::get_if<HttpResponse>(&answer)) {
+    keep_going = co_await WriteResponse(*res, keep_alive);
+  } else {
+    keep_going = co_await WriteStream(std::get<api::StreamingResponse>(answer), keep_alive);
+  }
+  busy_ = false;
+  co_return keep_going;
+}
+
+// Returns whether the connection stays open.
+asio::awaitable<bool> HttpSession::WriteResponse(HttpResponse& res, bool keep_alive) {
   res.set("X-Elastic-Product", "Elasticsearch");
   res.keep_alive(keep_alive && !registry_.draining());
+  beast::error_code ec;
   stream_.expires_after(limits_.write_timeout);
   co_await http::async_write(stream_, res, asio::redirect_error(asio::use_awaitable, ec));
-  busy_ = false;
   co_return !ec && res.keep_alive();
 }
 
-asio::awaitable<HttpResponse> HttpSession::Dispatch(HttpRequest req) {
+// Writes the header, then the body piece by piece; returns whether the
+// connection stays open (only after a complete body).
+asio::awaitable<bool> HttpSession::WriteStream(api::StreamingResponse& sr, bool keep_alive) {
+  auto& res = sr.header;
+  res.set("X-Elastic-Product", "Elasticsearch");
+  // HTTP/1.0 has no chunked encoding: the body ends when the connection does.
+  const bool chunked = res.version() >= 11;
+  res.keep_alive(chunked && keep_alive && !registry_.draining());
+  res.chunked(chunked);
+  body_ = sr.body.get();
+  // body_ must not outlive the stream, even when this frame unwinds.
+  struct Unset {
+    api::BodyStream*& body;
+    ~Unset() { body = nullptr; }
+  } unset{body_};
+  const std::uint64_t id = ++stream_id_;
+  hung_up_ = false;
+  if (registry_.draining()) body_->Drain();
+
+  beast::error_code ec;
+  http::response_serializer<http::empty_body> serializer(res);
+  stream_.expires_after(sr.write_timeout);
+  co_await http::async_write_header(stream_, serializer,
+                                    asio::redirect_error(asio::use_awaitable, ec));
+  bool complete = false;
+  if (!ec) {
+    asio::co_spawn(
+        stream_.get_executor(),
+        [self = shared_from_this(), id] { return self->WatchForHangUp(id); }, asio::detached);
+    complete = co_await WriteStreamBody(sr, chunked);
+  } else {
+    body_->Cancel();
+  }
+  stream_.expires_never();
+  const bool keep_alive_after = complete && res.keep_alive();
+  co_return keep_alive_after;
+}
+
+// Returns whether the whole body, with its last chunk, was written.
+asio::awaitable<bool> HttpSession::WriteStreamBody(api::StreamingResponse& sr, bool chunked) {
+  beast::error_code ec;
+  for (;;) {
+    Result<std::string> piece = co_await body_->Next();
+    if (!piece.ok()) {
+      if (!hung_up_) log_.Warn("stream_failed", {{"error", piece.status().ToString()}});
+      co_return false;
+    }
+    stream_.expires_after(sr.write_timeout);
+    if (piece->empty()) {
+      if (!chunked) co_return true;
+      // Named, not a temporary of the co_await expression (see storage/async.h).
+      const http::chunk_last<> last = http::make_chunk_last();
+      co_await asio::async_write(stream_, last, asio::redirect_error(asio::use_awaitable, ec));
+      co_return !ec;
+    }
+    if (chunked) {
+      const http::chunk_body<asio::const_buffer> chunk =
+          http::make_chunk(asio::const_buffer(piece->data(), piece->size()));
+      co_await asio::async_write(stream_, chunk, asio::redirect_error(asio::use_awaitable, ec));
+    } else {
+      co_await asio::async_write(stream_, asio::const_buffer(piece->data(), piece->size()),
+                                 asio::redirect_error(asio::use_awaitable, ec));
+    }
+    if (ec) {
+      // The client left, or did not take a piece within the deadline.
+      if (!hung_up_) body_->Cancel();
+      co_return false;
+    }
+  }
+}
+
+// Runs beside a stream: when the client hangs up (the socket reads EOF or
+// fails), cancels the stream and any write in flight, so a departed client
+// leaves no work behind even while the stream waits for data. Bytes a client
+// sends meanwhile (a pipelined request) are left for the next read.
+asio::awaitable<void> HttpSession::WatchForHangUp(std::uint64_t stream_id) {
+  beast::error_code ec;
+  co_await stream_.socket().async_wait(asio::ip::tcp::socket::wait_read,
+                                       asio::redirect_error(asio::use_awaitable, ec));
+  if (stream_id != stream_id_ || body_ == nullptr) co_return;  // that stream is over
+  if (!ec) {
+    char c;
+    const ssize_t n = ::recv(stream_.socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))) {
+      co_return;
+    }
+  }
+  hung_up_ = true;
+  body_->Cancel();
+  beast::error_code ignored;
+  stream_.socket().cancel(ignored);
+}
+
+asio::awaitable<api::HttpAnswer> HttpSession::Dispatch(HttpRequest req) {
   const unsigned version = req.version();
   std::string error;
   try {
@@ -176,7 +292,7 @@ void SessionRegistry::Drain() {
     }
   }
   for (auto& s : live) {
-    asio::post(s->executor(), [s] { s->CloseIfIdle(); });
+    asio::post(s->executor(), [s] { s->OnDrain(); });
   }
 }
 

@@ -6,11 +6,17 @@
 // Every response gets `X-Elastic-Product: Elasticsearch` (the Elasticsearch
 // clients check it). A request whose declared body is over the limit gets 413
 // without its body being read, and the connection is closed.
+//
+// A streaming answer (api/body_stream.h) is written as chunks, one piece in
+// flight at a time, each under the stream's write deadline. While it streams
+// the session watches the socket: a client that hangs up cancels the stream at
+// once, even while it waits for data. A drain asks the stream to end.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -43,22 +49,31 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
               SessionRegistry& registry, const Log& log);
 
   boost::asio::awaitable<void> Run();
-  // Closes the connection if it is waiting for a request. Call on its strand.
-  void CloseIfIdle();
+  // For a drain: closes the connection if it is waiting for a request, and
+  // asks a stream in progress to end. Call on its strand.
+  void OnDrain();
   boost::asio::any_io_executor executor() { return stream_.get_executor(); }
 
  private:
   boost::asio::awaitable<bool> ServeOne(boost::beast::flat_buffer& buffer);
   boost::asio::awaitable<void> FailRead(const boost::beast::error_code& read_error,
                                         unsigned version);
-  boost::asio::awaitable<HttpResponse> Dispatch(HttpRequest req);
+  boost::asio::awaitable<api::HttpAnswer> Dispatch(HttpRequest req);
+  boost::asio::awaitable<bool> WriteResponse(HttpResponse& res, bool keep_alive);
+  boost::asio::awaitable<bool> WriteStream(api::StreamingResponse& sr, bool keep_alive);
+  boost::asio::awaitable<bool> WriteStreamBody(api::StreamingResponse& sr, bool chunked);
+  boost::asio::awaitable<void> WatchForHangUp(std::uint64_t stream_id);
 
   boost::beast::tcp_stream stream_;
   Router& router_;
   const HttpLimits& limits_;
   SessionRegistry& registry_;
   const Log& log_;
-  bool busy_ = false;  // on the strand only
+  // On the strand only.
+  bool busy_ = false;
+  api::BodyStream* body_ = nullptr;  // the stream being written, if any
+  std::uint64_t stream_id_ = 0;      // counts the streams of this connection
+  bool hung_up_ = false;             // the client left during the current stream
 };
 
 // The live sessions, so that a drain can close idle ones.
@@ -67,7 +82,8 @@ class SessionRegistry {
  public:
   void Add(const std::shared_ptr<HttpSession>& s);
   void Remove(HttpSession* s);
-  // Stops keep-alive everywhere and closes the sessions that are idle.
+  // Stops keep-alive everywhere, closes the sessions that are idle and asks
+  // streams to end.
   void Drain();
   bool draining() const { return draining_.load(); }
   std::size_t size() const;

@@ -8,9 +8,11 @@
 #include "api/context_handler.h"
 #include "api/es_handlers.h"
 #include "api/es_search.h"
+#include "api/export_handler.h"
 #include "api/fields_handler.h"
 #include "api/histogram_handler.h"
 #include "api/json_pretty.h"
+#include "api/tail_handler.h"
 #include "storage/async.h"
 #include "web/assets.h"
 
@@ -60,18 +62,21 @@ bool IsWrite(http::verb v) {
 
 }  // namespace
 
-boost::asio::awaitable<HttpResponse> Router::Handle(HttpRequest req) {
+boost::asio::awaitable<api::HttpAnswer> Router::Handle(HttpRequest req) {
   const bool pretty = api::WantsPretty(req.target());
-  HttpResponse res = co_await Route(std::move(req));
-  if (pretty && !res.body().empty() &&
-      res[http::field::content_type].starts_with("application/json")) {
-    res.body() = api::IndentJson(res.body());
-    res.prepare_payload();
+  api::HttpAnswer answer = co_await Route(std::move(req));
+  // Streams (export, tail) are written as they come; only whole JSON
+  // answers are indented.
+  if (auto* res = std::get_if<HttpResponse>(&answer);
+      res && pretty && !res->body().empty() &&
+      (*res)[http::field::content_type].starts_with("application/json")) {
+    res->body() = api::IndentJson(res->body());
+    res->prepare_payload();
   }
-  co_return res;
+  co_return answer;
 }
 
-boost::asio::awaitable<HttpResponse> Router::Route(HttpRequest req) {
+boost::asio::awaitable<api::HttpAnswer> Router::Route(HttpRequest req) {
   const http::verb method = req.method();
   std::vector<std::string> seg = PathSegments(req.target());
   if (seg.size() == 1 && seg[0].empty()) seg.clear();  // "/"
@@ -117,6 +122,10 @@ boost::asio::awaitable<HttpResponse> Router::Route(HttpRequest req) {
       co_return co_await api::HandleFields(std::move(req), api_);
     if (seg[2] == "context" && IsRead(method))
       co_return co_await api::HandleContext(std::move(req), api_);
+    if (seg[2] == "export" && method == http::verb::get)
+      co_return co_await api::HandleExport(std::move(req), api_);
+    if (seg[2] == "tail" && method == http::verb::get)
+      co_return co_await api::HandleTail(std::move(req), api_);
   }
   if (seg.size() == 4 && seg[0] == "api" && seg[1] == "v1" && seg[2] == "redaction" &&
       seg[3] == "rules" && IsRead(method)) {

@@ -13,14 +13,17 @@
 //   GET  /api/v1/histogram      event counts over time (api/histogram_handler.h)
 //   GET  /api/v1/fields         facets: fields and their top values (api/fields_handler.h)
 //   GET  /api/v1/context        an event's neighbours in its source (api/context_handler.h)
+//   GET  /api/v1/export         every match, streamed (ndjson, csv, text)
+//   GET  /api/v1/tail           new matches as they are committed (SSE, text)
 //   GET  /api/v1/redaction/rules  the redaction rules in force
 //   GET|POST /_search, /{index}/_search, /_count, /{index}/_count
 //                               Elasticsearch search API (api/es_search.h)
 //   /_license, /_ilm, /_index_template, /_data_stream, /_ingest/pipeline,
 //   /_cluster/health, /_refresh  Elasticsearch management (api/es_handlers.h)
 //
-// Handle is a pure function of the request (plus the services it calls).
-// Any JSON answer is indented when the request asks `?pretty`.
+// Handle is a pure function of the request (plus the services it calls). It
+// answers a complete response, or a stream (api/body_stream.h). Any complete
+// JSON answer is indented when the request asks `?pretty`.
 #pragma once
 
 #include <functional>
@@ -28,6 +31,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include "api/body_stream.h"
 #include "api/search_handler.h"
 #include "ingest/ingest_handlers.h"
 
@@ -43,10 +47,10 @@ class Router {
          std::function<std::string()> metrics_text)
       : ingest_(ingest), api_(api), metrics_text_(std::move(metrics_text)) {}
 
-  boost::asio::awaitable<HttpResponse> Handle(HttpRequest req);
+  boost::asio::awaitable<api::HttpAnswer> Handle(HttpRequest req);
 
  private:
-  boost::asio::awaitable<HttpResponse> Route(HttpRequest req);
+  boost::asio::awaitable<api::HttpAnswer> Route(HttpRequest req);
 
   ingest::IngestContext& ingest_;
   api::ApiContext& api_;

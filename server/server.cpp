@@ -18,6 +18,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "api/context_handler.h"
+#include "api/tail_hub.h"
 #include "ingest/redactor.h"
 #include "server/beats_listener.h"
 #include "server/http_listener.h"
@@ -127,6 +128,14 @@ Status BindBeats(BeatsListener& beats, const HostPort& where, const Log& log) {
   return Status::Ok();
 }
 
+api::TailOptions TailOptionsFrom(const Config& c) {
+  api::TailOptions o;
+  o.queue_bytes = c.tail_queue_bytes;
+  o.max_tails = c.max_tails;
+  o.query_timeout = std::chrono::milliseconds(c.query_timeout_ms);
+  return o;
+}
+
 ingest::BeatsOptions BeatsOptionsFrom(const Config& c) {
   ingest::BeatsOptions o;
   o.max_window = c.beats_max_window;
@@ -137,7 +146,7 @@ ingest::BeatsOptions BeatsOptionsFrom(const Config& c) {
 // Everything /metrics shows: the registry's counters plus the values kept
 // elsewhere (Beats sessions, the writer queue, partitions on disk).
 std::string RenderMetrics(const Metrics& metrics, const ingest::BeatsMetrics& beats,
-                          storage::SqliteStore& store) {
+                          storage::SqliteStore& store, const api::TailHub& tails) {
   std::string out = metrics.Render();
   const std::pair<const char*, const std::atomic<std::uint64_t>*> beats_counters[] = {
       {"dashcam_beats_connections_total", &beats.connections},
@@ -153,6 +162,15 @@ std::string RenderMetrics(const Metrics& metrics, const ingest::BeatsMetrics& be
   AppendMetricHeader(out, "dashcam_queue_bytes", "Bytes of events waiting for the writer.",
                      "gauge");
   AppendMetricLine(out, "dashcam_queue_bytes", "", store.queued_bytes());
+  AppendMetricHeader(out, "dashcam_tail_subscribers", "Connected live tails.", "gauge");
+  AppendMetricLine(out, "dashcam_tail_subscribers", "", tails.subscribers());
+  AppendMetricHeader(out, "dashcam_tail_queued_bytes",
+                     "Bytes of events queued for live tail clients, per client.", "gauge");
+  AppendMetricLine(out, "dashcam_tail_queued_bytes", "", tails.queued_bytes());
+  AppendMetricHeader(out, "dashcam_tail_memory_bytes",
+                     "Memory of the live tail queues (pieces shared by clients counted once).",
+                     "gauge");
+  AppendMetricLine(out, "dashcam_tail_memory_bytes", "", tails.memory_bytes());
   const auto partitions = store.Partitions();
   std::uint64_t disk = 0;
   for (const auto& p : partitions) disk += p.bytes;
@@ -201,6 +219,7 @@ int RunServer(const Config& config, const Log& log) {
       WallClockMs,
       metrics,
       redactor->get()};
+  api::TailHub tails(**store, workers.get_executor(), log, metrics, TailOptionsFrom(config));
   api::ApiContext api_ctx{**store,
                           workers.get_executor(),
                           log,
@@ -213,9 +232,10 @@ int RunServer(const Config& config, const Log& log) {
     return 2;
   }
   api_ctx.context_scopes = std::move(std::get<0>(scopes));
+  api_ctx.tails = &tails;
   ingest::BeatsMetrics beats_metrics;
   Router router(ingest_ctx, api_ctx,
-                [&] { return RenderMetrics(metrics, beats_metrics, **store); });
+                [&] { return RenderMetrics(metrics, beats_metrics, **store, tails); });
   HttpLimits limits;
   limits.max_body_bytes = config.max_body_bytes;
   limits.read_timeout = std::chrono::seconds(config.read_timeout_s);

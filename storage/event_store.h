@@ -5,14 +5,51 @@
 // Thread-safety: every method may be called concurrently from any thread.
 #pragma once
 
+#include <atomic>
 #include <functional>
+#include <limits>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "storage/exploration.h"
 #include "storage/record.h"
 
 namespace dashcam::storage {
+
+// One page of a scan over a key range: what streams every match of a query
+// (export) and what checks newly committed events against a query (tail).
+struct ScanRequest {
+  const query::Node* query = nullptr;                  // required; owned by the caller
+  EventKey lo = 0;                                     // inclusive
+  EventKey hi = std::numeric_limits<EventKey>::max();  // inclusive
+  bool ascending = false;                              // default: newest first
+  std::size_t limit = 1000;                            // events per page, at most
+  // A page also ends with the event that takes its sources past this many
+  // bytes, so that large events do not make large pages.
+  std::size_t max_bytes = std::numeric_limits<std::size_t>::max();
+  // The page's time budget: past it the scan fails with DeadlineExceeded.
+  Clock::time_point deadline = Clock::time_point::max();
+  // When set and it becomes true, the scan stops soon with Unavailable
+  // ("cancelled"), even in the middle of an SQLite statement.
+  const std::atomic<bool>* cancelled = nullptr;
+};
+
+struct ScanPage {
+  std::vector<StoredEvent> events;  // in the requested order
+  // True when the page is full (limit or max_bytes): continue with the range
+  // narrowed past the last event's key (hi = key - 1 descending, lo = key + 1
+  // ascending). A full page may be followed by an empty one.
+  bool more = false;
+};
+
+// The events one commit made visible: their keys in the partition of `day`,
+// ascending. Replaced events appear under their new key.
+struct CommitNotice {
+  std::int64_t day = 0;
+  std::span<const EventKey> keys;
+};
+using CommitObserver = std::function<void(const CommitNotice&)>;
 
 class EventStore {
  public:
@@ -41,6 +78,19 @@ class EventStore {
   // at most `max_events` of them, newest first.
   virtual Result<TermsResult> TopValues(const SearchRequest& req, const std::string& field,
                                         std::size_t size, std::size_t max_events) = 0;
+
+  // One page of the events matching req.query in [req.lo, req.hi], in key
+  // order. Blocks like Search; each call is independent (no state is kept
+  // between pages), so a scan may be abandoned at any page. Errors as Search,
+  // plus Unavailable when req.cancelled was set.
+  virtual Result<ScanPage> Scan(const ScanRequest& req) = 0;
+
+  // Calls `observer` after every commit, on the writer thread, before the
+  // committed batches are reported done; it must be quick and must not block
+  // or call into the store. Replaces any previous observer; an empty function
+  // removes it. Thread-safe; once it returns, the previous observer is no
+  // longer called.
+  virtual void SetCommitObserver(CommitObserver observer) = 0;
 
   // The event with this id (a FormatEventKey string or a doc_id), if any.
   virtual Result<std::optional<StoredEvent>> Get(std::string_view id) = 0;

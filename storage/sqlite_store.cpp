@@ -417,6 +417,87 @@ Result<std::optional<StoredEvent>> SqliteStore::Get(std::string_view id) {
   return std::optional<StoredEvent>();
 }
 
+namespace {
+
+std::string ScanSql(const CompiledQuery& q, bool ascending) {
+  const MatchClause m = Candidates(q, true);
+  return fmt::format("SELECT {} {} ORDER BY {} {} LIMIT ?4", kEventColumns, m.from_where, m.key,
+                     ascending ? "ASC" : "DESC");
+}
+
+// Interrupts SQLite when the deadline passes or the scan is cancelled.
+class ScanGuard {
+ public:
+  ScanGuard(sqlite3* db, const ScanRequest& req) : db_(db), req_(req) {
+    sqlite3_progress_handler(db_, 2000, &Check, this);
+  }
+  ~ScanGuard() { sqlite3_progress_handler(db_, 0, nullptr, nullptr); }
+  ScanGuard(const ScanGuard&) = delete;
+  ScanGuard& operator=(const ScanGuard&) = delete;
+
+  bool cancelled() const { return req_.cancelled && req_.cancelled->load(); }
+
+ private:
+  static int Check(void* self) {
+    const auto* g = static_cast<ScanGuard*>(self);
+    return g->cancelled() || Clock::now() > g->req_.deadline ? 1 : 0;
+  }
+  sqlite3* db_;
+  const ScanRequest& req_;
+};
+
+// Appends matches in [lo, hi] to `page` until the page is full (req.limit
+// events or req.max_bytes of sources), which sets page.more.
+Status RunScan(PartitionReader& reader, const std::string& sql, const CompiledQuery& q,
+               const ScanRequest& req, EventKey lo, EventKey hi, ScanPage& page,
+               std::size_t& bytes) {
+  auto stmt = reader.Statement(sql);
+  if (!stmt.ok()) return stmt.status();
+  ScanGuard guard(reader.db(), req);
+  BindQuery(**stmt, q, lo, hi, static_cast<std::int64_t>(req.limit - page.events.size()));
+  int rc;
+  while ((rc = (*stmt)->Step()) == SQLITE_ROW) {
+    page.events.push_back(ReadEvent(**stmt));
+    bytes += page.events.back().source.size();
+    if (page.events.size() >= req.limit || bytes >= req.max_bytes) {
+      page.more = true;
+      rc = SQLITE_DONE;
+      break;
+    }
+  }
+  (*stmt)->Reset();
+  if (rc == SQLITE_INTERRUPT && guard.cancelled()) return Status::Unavailable("scan cancelled");
+  return SqliteStatus(rc, reader.db(), "scan");
+}
+
+}  // namespace
+
+Result<ScanPage> SqliteStore::Scan(const ScanRequest& req) {
+  if (req.query == nullptr) return Status::InvalidArgument("no query");
+  auto compiled = CompileFtsQuery(*req.query);
+  if (!compiled.ok()) return compiled.status();
+  const EventKey lo = std::max(req.lo, FirstKeyAt(kMinEventTime));
+  const EventKey hi = std::min(req.hi, FirstKeyAt(kMaxEventTime) - 1);
+  ScanPage page;
+  if (lo > hi || req.limit == 0) return page;
+  std::vector<std::int64_t> days = partitions_.DaysOverlapping(KeyTime(lo), KeyTime(hi) + 1);
+  if (req.ascending) std::reverse(days.begin(), days.end());
+  const std::string sql = ScanSql(*compiled, req.ascending);
+  Lease lease = LeaseReaders();
+  std::size_t bytes = 0;
+  for (std::int64_t day : days) {
+    if (page.more) break;
+    auto reader = lease->For(day);
+    if (!reader.ok()) return reader.status();
+    if (auto s = RunScan(**reader, sql, *compiled, req, lo, hi, page, bytes); !s.ok()) return s;
+  }
+  return page;
+}
+
+void SqliteStore::SetCommitObserver(CommitObserver observer) {
+  writer_.SetCommitObserver(std::move(observer));
+}
+
 }  // namespace dashcam::storage
 
 // ---- Exploration: histograms, field statistics, neighbours, extent ----

@@ -37,6 +37,8 @@ class SqliteStore final : public EventStore {
                                                  TimeMs interval) override;
   Result<TermsResult> TopValues(const SearchRequest& req, const std::string& field,
                                 std::size_t size, std::size_t max_events) override;
+  Result<ScanPage> Scan(const ScanRequest& req) override;
+  void SetCommitObserver(CommitObserver observer) override;
   Result<std::optional<StoredEvent>> Get(std::string_view id) override;
   Result<HistogramTable> Histogram(const SearchRequest& req, const HistogramSpec& spec) override;
   Result<FieldsSummary> SummarizeFields(const SearchRequest& req, const FieldsSpec& spec) override;

@@ -21,6 +21,11 @@ std::size_t Writer::queued_bytes() const {
   return queued_bytes_;
 }
 
+void Writer::SetCommitObserver(CommitObserver observer) {
+  std::lock_guard lock(observer_mu_);
+  observer_ = std::move(observer);
+}
+
 void Writer::Submit(std::vector<Record> records, EventStore::AppendCallback done) {
   Job job;
   for (const Record& r : records) job.bytes += r.ApproxBytes();
@@ -131,6 +136,22 @@ void Writer::CommitDay(std::int64_t day, std::vector<Job>& group,
     const Record& r = rec(refs[k]);
     res.ids[refs[k].second] = !r.doc_id.empty() ? r.doc_id : FormatEventKey(keys[k]);
   }
+  NotifyCommitted(day, keys);
+}
+
+void Writer::NotifyCommitted(std::int64_t day, const std::vector<EventKey>& keys) {
+  std::lock_guard lock(observer_mu_);
+  if (!observer_) return;
+  // Duplicates got key 0. Records were written in time order, so the stored
+  // keys are ascending already; the sort is a guard for the contract.
+  std::vector<EventKey> stored;
+  stored.reserve(keys.size());
+  for (EventKey k : keys) {
+    if (k != 0) stored.push_back(k);
+  }
+  if (stored.empty()) return;
+  if (!std::is_sorted(stored.begin(), stored.end())) std::sort(stored.begin(), stored.end());
+  observer_(CommitNotice{day, stored});
 }
 
 Result<PartitionWriter*> Writer::WriterFor(std::int64_t day) {

@@ -48,6 +48,9 @@ class Writer {
 
   std::size_t queued_bytes() const;
 
+  // See EventStore::SetCommitObserver.
+  void SetCommitObserver(CommitObserver observer);
+
  private:
   struct Job {
     std::vector<Record> records;
@@ -60,6 +63,7 @@ class Writer {
   void CommitGroup(std::vector<Job>& group);
   void CommitDay(std::int64_t day, std::vector<Job>& group,
                  std::vector<std::pair<std::size_t, std::size_t>>& refs);
+  void NotifyCommitted(std::int64_t day, const std::vector<EventKey>& keys);
   Result<PartitionWriter*> WriterFor(std::int64_t day);
 
   // Constant after construction.
@@ -73,6 +77,11 @@ class Writer {
   std::size_t queued_bytes_ = 0;  // guarded by mu_; includes the group being committed
   bool stopping_ = false;         // guarded by mu_
   std::thread thread_;
+
+  // Held while the observer runs, so that replacing it waits for a call in
+  // progress.
+  std::mutex observer_mu_;
+  CommitObserver observer_;  // guarded by observer_mu_
 
   // Writer thread only.
   std::map<std::int64_t, std::unique_ptr<PartitionWriter>> open_;

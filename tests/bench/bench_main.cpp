@@ -17,6 +17,9 @@
 //                server's peak RSS and bytes on disk per event.
 //   6. query     three searches, 1 warm-up + 7 timed runs each; median ms
 //                and the answer's total (and the total the corpus implies).
+//  6b. export    GET /api/v1/export of every event as ndjson, csv and text,
+//                read to the end: events/s, and events per second of server
+//                CPU (see stream_load.h).
 //   7. stop      SIGTERM, wait (30 s, then SIGKILL), report the exit status
 //                and the bytes on disk once the server has closed its files.
 //   8. beats     a fresh server and data dir; the same events over the Beats
@@ -26,6 +29,11 @@
 //                core), then a fresh server with --no-redaction given the
 //                same _bulk bodies: events/s, and what redaction costs end
 //                to end against phase 5.
+//  10. tails     only with --tails N: the same _bulk load into two fresh
+//                servers, back to back, the second with N live tails open
+//                (queries cycling through a list of ten, or --tail-query for
+//                all) and read by one thread: events/s and server CPU of
+//                each, events delivered.
 // --baseline-only stops after 2; --dump-ndjson PATH writes the events after 1
 // and stops.
 //
@@ -62,6 +70,7 @@
 #include "tests/bench/query_latency.h"
 #include "tests/bench/report.h"
 #include "tests/bench/sqlite_baseline.h"
+#include "tests/bench/stream_load.h"
 #include "tests/bench/watchdog.h"
 #include "tests/common/http_client.h"
 #include "tests/common/test_server.h"
@@ -102,6 +111,8 @@ struct BenchFlags {
   std::string dump_ndjson;
   int server_threads = 2;
   int stall_timeout_s = 120;
+  int tails = 0;
+  std::string tail_query;  // empty: cycle through kTailQueries
 };
 
 struct NamedQuery {
@@ -113,6 +124,18 @@ constexpr NamedQuery kQueries[] = {
     {"phrase_and_user", R"(message:"CUDA out of memory" AND user:zhangsan)"},
     {"prefix", "cud*"},
 };
+
+// Live tails of phase 10: what people watch while a job trains.
+constexpr const char* kTailQueries[] = {"log.level:ERROR",
+                                        R"("CUDA out of memory")",
+                                        "user:alice",
+                                        "user:zhangsan AND log.level:WARN",
+                                        "host.name:gpu-node-07",
+                                        "NCCL",
+                                        "Xid",
+                                        "cud*",
+                                        "checkpoint",
+                                        "log.level:WARN"};
 
 // Describes why a phase cannot run; returns the exit code for that.
 int CannotRun(std::string_view phase, const Status& status) {
@@ -157,6 +180,10 @@ std::optional<int> ParseFlags(int argc, char** argv, BenchFlags& flags) {
   app.add_option("--dump-ndjson", flags.dump_ndjson, "write the events to this file and stop");
   app.add_option("--server-threads", flags.server_threads, "the server's --threads")
       ->check(CLI::Range(1, 256));
+  app.add_option("--tails", flags.tails, "live tails open during a second _bulk load (0: skip)")
+      ->check(CLI::Range(0, 10000));
+  app.add_option("--tail-query", flags.tail_query,
+                 "the query of every tail (default: ten realistic ones in turn)");
   app.add_option("--stall-timeout", flags.stall_timeout_s,
                  "seconds without progress before the server is killed")
       ->check(CLI::Range(1, 86400));
@@ -342,6 +369,35 @@ int QueryPhase(const EventCorpus& corpus, uint16_t port, Watchdog& watchdog) {
   return failures;
 }
 
+// Phase 6b. Returns the number of exports that failed or missed events.
+int ExportPhase(const TestServer& server, int64_t events, Watchdog& watchdog) {
+  int failures = 0;
+  for (const char* format : {"ndjson", "csv", "text"}) {
+    const std::string prefix = std::string("export.") + format;
+    Result<ExportTiming> t =
+        TimeExport(server.port(), server.pid(), std::string("format=") + format);
+    watchdog.Tick();
+    if (!t.ok()) {
+      std::fprintf(stderr, "export %s: %s\n", format, t.status().ToString().c_str());
+      ++failures;
+      continue;
+    }
+    const auto n = static_cast<double>(t->events);
+    PrintMetric(prefix + ".events_per_s", n / t->seconds, "events/s");
+    PrintMetric(prefix + ".mb_per_s", static_cast<double>(t->bytes) / 1e6 / t->seconds, "MB/s", 1);
+    if (t->server_cpu_seconds > 0) {
+      PrintMetric(prefix + ".events_per_server_cpu_s", n / t->server_cpu_seconds,
+                  "events/s of server CPU");
+    }
+    if (t->events != static_cast<uint64_t>(events)) {
+      std::fprintf(stderr, "export %s: %llu events, want %lld\n", format,
+                   static_cast<unsigned long long>(t->events), static_cast<long long>(events));
+      ++failures;
+    }
+  }
+  return failures;
+}
+
 struct ServerRun {
   const BenchFlags& flags;
   const EventCorpus& corpus;
@@ -359,7 +415,8 @@ bool LoadAndQuery(const ServerRun& run, const TestServer& server, Watchdog& watc
   ReportServerFootprint(server, fs::path(run.work.path()) / "data", load.events_ok);
   if (watchdog.fired()) return false;  // the server is gone; queries cannot run
   int query_failures = QueryPhase(run.corpus, server.port(), watchdog);
-  return load.failed_requests == 0 && query_failures == 0;
+  int export_failures = ExportPhase(server, load.events_ok, watchdog);
+  return load.failed_requests == 0 && query_failures == 0 && export_failures == 0;
 }
 
 // Phases 4 (after the spawn) to 6. Returns true if all succeeded.
@@ -468,7 +525,85 @@ bool NoRedactionPhase(const ServerRun& run, const std::string& binary, double bu
   return load.failed_requests == 0 && exit.ok();
 }
 
-// Phases 4 to 9. Returns the exit code.
+struct TailedLoad {
+  double events_per_s = 0;
+  double server_cpu_s = 0;  // from the first request to the last delivery
+  uint64_t delivered = 0;
+  uint64_t ended = 0;
+  bool ok = false;
+};
+
+// One _bulk load into a fresh server with a live tail per query open.
+TailedLoad LoadWithTails(const ServerRun& run, const std::string& binary, const std::string& name,
+                         const std::vector<std::string>& queries) {
+  testing::TestServerOptions options;
+  options.data_dir = (fs::path(run.work.path()) / (name + "-data")).string();
+  options.binary = binary;
+  options.threads = run.flags.server_threads;
+  options.log_path = (fs::path(run.work.path()) / ("server-" + name + ".log")).string();
+  options.extra_args = {"--beats-listen", ""};
+  TestServer server(std::move(options));
+  TailedLoad out;
+  if (!server.Spawn() || !server.WaitUntilListening(kHealthzTimeout)) {
+    std::fprintf(stderr, "%s: the server did not start: %s\n", name.c_str(),
+                 server.error().c_str());
+    return out;
+  }
+  {
+    TailReaders tails(server.port(), queries);
+    if (tails.status().ok()) {
+      const double cpu_before = ProcessCpuSeconds(server.pid());
+      BulkLoadResult load =
+          DriveBulkLoad(server.port(), run.bodies, run.flags.connections, nullptr);
+      out.events_per_s = static_cast<double>(load.events_ok) / load.seconds;
+      // Deliveries trail the last commit by a dispatch: wait until quiet.
+      uint64_t seen = 0;
+      for (int quiet = 0; quiet < 10 && !queries.empty(); ++quiet) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        if (tails.events() != seen) quiet = 0;
+        seen = tails.events();
+      }
+      out.server_cpu_s = ProcessCpuSeconds(server.pid()) - cpu_before;
+      out.delivered = tails.events();
+      out.ended = tails.ended();
+      out.ok = load.failed_requests == 0;
+    } else {
+      std::fprintf(stderr, "%s: %s\n", name.c_str(), tails.status().ToString().c_str());
+    }
+  }
+  server.Stop(SIGTERM, kStopGraceSeconds);
+  server.Kill();
+  out.ok = out.ok && server.exit_status().value().ok();
+  return out;
+}
+
+// Phase 10: the same _bulk load twice, into fresh servers, without and with
+// --tails live tails open and read, back to back so that both see the same
+// machine.
+bool TailPhase(const ServerRun& run, const std::string& binary) {
+  std::vector<std::string> queries;
+  for (int i = 0; i < run.flags.tails; ++i) {
+    queries.push_back(run.flags.tail_query.empty()
+                          ? kTailQueries[static_cast<size_t>(i) % std::size(kTailQueries)]
+                          : run.flags.tail_query);
+  }
+  const TailedLoad none = LoadWithTails(run, binary, "untailed", {});
+  const TailedLoad tailed = LoadWithTails(run, binary, "tailed", queries);
+  PrintMetric("tails.count", run.flags.tails, "tails");
+  PrintMetric("tails.without.events_per_s", none.events_per_s, "events/s");
+  PrintMetric("tails.without.server_cpu_s", none.server_cpu_s, "s", 1);
+  PrintMetric("tails.with.events_per_s", tailed.events_per_s, "events/s");
+  PrintMetric("tails.with.server_cpu_s", tailed.server_cpu_s, "s", 1);
+  if (none.events_per_s > 0) {
+    PrintMetric("tails.throughput_ratio", tailed.events_per_s / none.events_per_s,
+                "x (with / without)", 3);
+  }
+  PrintMetric("tails.events_delivered", static_cast<double>(tailed.delivered), "events");
+  PrintMetric("tails.ended_by_server", static_cast<double>(tailed.ended), "tails");
+  return none.ok && tailed.ok;
+}
+
+// Phases 4 to 10. Returns the exit code.
 int ServerPhases(const ServerRun& run, const std::string& binary) {
   const fs::path data_dir = fs::path(run.work.path()) / "data";
   testing::TestServerOptions options;
@@ -499,7 +634,8 @@ int ServerPhases(const ServerRun& run, const std::string& binary) {
   const bool beats_ok = BeatsPhase(run, binary, bulk_events_per_s);
   RedactionCpuPhase(run.corpus);
   const bool raw_ok = NoRedactionPhase(run, binary, bulk_events_per_s);
-  return beats_ok && raw_ok ? kExitOk : kExitFailures;
+  const bool tails_ok = run.flags.tails == 0 || TailPhase(run, binary);
+  return beats_ok && raw_ok && tails_ok ? kExitOk : kExitFailures;
 }
 
 int Main(int argc, char** argv) {

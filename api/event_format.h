@@ -1,0 +1,78 @@
+// EventFormatter: writes stored events in the formats of export and tail.
+//
+//   ndjson  one JSON object per line. Without columns, the hit as search
+//           answers it: {"_id":..,"_index":..,"@timestamp":..,"_source":{..}}.
+//           With columns, a flat object of those columns only, e.g.
+//           {"@timestamp":"2026-11-29T10:23:15.123Z","host.name":"gpu-node-07"}
+//           (a column the event lacks is null; a multi-valued field an array).
+//   csv     RFC 4180: a header row of the column names, then one row per
+//           event, CRLF line ends; a cell holding a comma, a double quote, CR
+//           or LF is quoted, with quotes doubled. A multi-valued field's
+//           values are joined with ", "; a missing one is an empty cell.
+//   text    one line per event for terminals: `timestamp level host message`,
+//           `-` for a missing level or host. Line breaks, tabs and other
+//           control characters in values are written as \n, \r, \t, \xNN so
+//           an event is always one line and cannot drive the terminal.
+//   sse     a Server-Sent Events message per event: `id: <event key>` and
+//           `data: <the ndjson hit>`, then a blank line.
+//
+// Columns (csv, ndjson): `@timestamp` (the event time, RFC 3339 UTC),
+// `_id`, `_index`, `level`, `message`, `_source` (the stored document), or
+// any field by its dotted name (`host.name`, `gpu_id`). csv's default is
+// @timestamp, level, host.name, message.
+//
+// Thread-safety: none (a formatter owns a JSON parser); one per thread.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "storage/document_reader.h"
+#include "storage/record.h"
+
+namespace dashcam::api {
+
+enum class EventFormat { kNdjson, kCsv, kText, kSse };
+
+// "ndjson", "csv", "text", "sse"; nullopt for anything else.
+std::optional<EventFormat> ParseEventFormat(std::string_view name);
+
+// The column names of a `fields=` value: comma-separated, blanks trimmed,
+// empty names dropped. Nullopt (with `error` set) for more than 100 columns,
+// a name over 256 bytes or a name given twice (so that one event's output is
+// bounded by a small multiple of its size).
+std::optional<std::vector<std::string>> ParseColumns(std::string_view fields, std::string& error);
+
+class EventFormatter {
+ public:
+  // `columns` empty: the format's default. Columns are ignored by text/sse.
+  EventFormatter(EventFormat format, std::vector<std::string> columns);
+
+  // What comes before the first event: csv's header row; else empty.
+  std::string Preamble() const;
+  // Appends `ev` in the format to `out`.
+  void Append(const storage::StoredEvent& ev, std::string& out);
+
+ private:
+  void AppendHit(const storage::StoredEvent& ev, std::string& out);
+  void AppendTimestamp(TimeMs t, std::string& out);
+  void AppendColumnsJson(const storage::StoredEvent& ev, std::string& out);
+  void AppendCsvRow(const storage::StoredEvent& ev, std::string& out);
+  void AppendTextLine(const storage::StoredEvent& ev, std::string& out);
+  // Parses the event's document into view_; false (view_ empty) if it is not
+  // valid JSON, which a stored document always is.
+  bool ReadDocument(const storage::StoredEvent& ev);
+  // The values of a field column in view_.
+  std::vector<const storage::Field*> FieldValues(std::string_view name) const;
+
+  const EventFormat format_;
+  const std::vector<std::string> columns_;
+  storage::DocumentReader reader_;
+  storage::DocumentView view_;
+  TimeMs cached_second_ = -1;  // AppendTimestamp's cache
+  std::string cached_prefix_;
+};
+
+}  // namespace dashcam::api
