@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "api/explore_params.h"
 #include "api/json_writer.h"
+#include "api/query_params.h"
 #include "storage/async.h"
 #include "storage/document_reader.h"
 
@@ -157,11 +157,11 @@ std::variant<std::vector<std::vector<std::string>>, std::string> ParseContextSco
 boost::asio::awaitable<HttpResponse> HandleContext(HttpRequest req, ApiContext& ctx) {
   const auto start = storage::Clock::now();
   ContextParams cp;
-  auto parsed_params = ParseExploreParams(
+  auto parsed_params = ParseQueryParams(
       req.target(), ctx.now(), [&](auto key, auto value) { return ReadParam(key, value, cp); });
   if (auto* err = std::get_if<std::string>(&parsed_params)) co_return BadParamResponse(req, *err);
   if (!cp.has_id || cp.id.empty()) co_return BadParamResponse(req, "[id] is required");
-  const ExploreParams& p = std::get<ExploreParams>(parsed_params);
+  const QueryParams& p = std::get<QueryParams>(parsed_params);
   auto parsed = ParseQuery(p.q);
   if (auto* err = std::get_if<QueryError>(&parsed)) co_return QueryErrorResponse(req, *err);
   storage::SearchRequest sreq;

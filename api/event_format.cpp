@@ -52,11 +52,14 @@ void AppendCsvCell(std::string_view cell, std::string& out) {
 }
 
 // `text` on one line, with control characters (C0, DEL, and C1 as UTF-8)
-// written as escapes.
+// written as escapes, and backslashes doubled so that an escape and the
+// same characters typed in a message read differently.
 void AppendOneLine(std::string_view text, std::string& out) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
-    if (c == '\n') {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
       out += "\\n";
     } else if (c == '\r') {
       out += "\\r";
@@ -293,11 +296,27 @@ void EventFormatter::AppendTextLine(const storage::StoredEvent& ev, std::string&
   out.push_back(' ');
   AppendOneLine(ev.level.empty() ? std::string_view("-") : std::string_view(ev.level), out);
   out.push_back(' ');
-  const std::string host = Joined(FieldValues("host.name"));
+  const std::string host = Host();
   AppendOneLine(host.empty() ? std::string_view("-") : std::string_view(host), out);
   out.push_back(' ');
-  AppendOneLine(view_.message.value_or(""), out);
+  // An event without a message shows its document, so the line still says
+  // what happened.
+  AppendOneLine(view_.message ? std::string_view(*view_.message) : std::string_view(ev.source),
+                out);
   out.push_back('\n');
+}
+
+// host.name (Beats, ECS), else host.hostname (older Beats), else a plain
+// string `host`.
+std::string EventFormatter::Host() const {
+  for (std::string_view name : {"host.name", "host.hostname"}) {
+    std::string joined = Joined(FieldValues(name));
+    if (!joined.empty()) return joined;
+  }
+  for (const storage::Field& f : view_.fields) {
+    if (f.name == "host" && f.type == storage::Field::Type::kString) return std::string(f.text);
+  }
+  return {};
 }
 
 }  // namespace dashcam::api

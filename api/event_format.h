@@ -10,8 +10,10 @@
 //           or LF is quoted, with quotes doubled. A multi-valued field's
 //           values are joined with ", "; a missing one is an empty cell.
 //   text    one line per event for terminals: `timestamp level host message`,
-//           `-` for a missing level or host. Line breaks, tabs and other
-//           control characters in values are written as \n, \r, \t, \xNN so
+//           `-` for a missing level or host; host is host.name, else
+//           host.hostname, else a string `host`; without a message, the
+//           stored document. Line breaks, tabs and other control characters
+//           in values are written as \n, \r, \t, \xNN (a backslash as \\) so
 //           an event is always one line and cannot drive the terminal.
 //   sse     a Server-Sent Events message per event: `id: <event key>` and
 //           `data: <the ndjson hit>`, then a blank line.
@@ -66,6 +68,8 @@ class EventFormatter {
   bool ReadDocument(const storage::StoredEvent& ev);
   // The values of a field column in view_.
   std::vector<const storage::Field*> FieldValues(std::string_view name) const;
+  // The host of view_ for the text line; empty when it has none.
+  std::string Host() const;
 
   const EventFormat format_;
   const std::vector<std::string> columns_;

@@ -6,6 +6,7 @@
 #include <boost/beast/http/field.hpp>
 
 #include "api/event_format.h"
+#include "api/query_params.h"
 #include "api/stream_params.h"
 #include "storage/async.h"
 #include "storage/partition.h"
@@ -52,11 +53,11 @@ class ExportStream final : public BodyStream {
 
   ~ExportStream() override {
     const char* outcome = finished() ? "complete" : cancelled_ ? "cancelled" : "failed";
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(storage::Clock::now() -
-                                                                          start_);
-    ctx_.log.Info("export_ended", {{"outcome", outcome},
-                                   {"events", events_},
-                                   {"ms", static_cast<std::int64_t>(ms.count())}});
+    const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(storage::Clock::now() - start_);
+    ctx_.log.Info(
+        "export_ended",
+        {{"outcome", outcome}, {"events", events_}, {"ms", static_cast<std::int64_t>(ms.count())}});
   }
 
   // The next piece: the preamble first, then formatted events; "" once
@@ -120,17 +121,17 @@ class ExportStream final : public BodyStream {
 
 boost::asio::awaitable<HttpAnswer> HandleExport(HttpRequest req, ApiContext& ctx) {
   auto params = ParseStreamParams(req.target(), ctx.now(), StreamEndpoint::kExport);
-  if (auto* reason = std::get_if<std::string>(&params)) co_return IllegalArgument(req, *reason);
+  if (auto* reason = std::get_if<std::string>(&params)) co_return BadParamResponse(req, *reason);
   const StreamParams& p = std::get<StreamParams>(params);
   auto parsed = ParseQuery(p.q);
-  if (auto* err = std::get_if<QueryError>(&parsed)) co_return QueryParseError(req, *err);
+  if (auto* err = std::get_if<QueryError>(&parsed)) co_return QueryErrorResponse(req, *err);
 
   auto stream = std::make_unique<ExportStream>(ctx, std::move(std::get<query::Node>(parsed)), p);
   // The first page is read before answering, so that a query the store
   // rejects or that times out still gets a status code.
   ExportStream& s = *stream;
   auto first = co_await storage::RunBlocking(ctx.workers, [&s] { return s.Produce(); });
-  if (!first.ok()) co_return StorageFailure(req, first.status());
+  if (!first.ok()) co_return StorageErrorResponse(req, first.status());
   stream->SetFirst(std::move(*first));
 
   StreamingResponse res;

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "api/explore_params.h"
 #include "api/json_writer.h"
+#include "api/query_params.h"
 #include "storage/async.h"
 
 namespace dashcam::api {
@@ -56,10 +56,10 @@ std::string Body(const storage::FieldsSummary& s, std::int64_t took_ms) {
 boost::asio::awaitable<HttpResponse> HandleFields(HttpRequest req, ApiContext& ctx) {
   const auto start = storage::Clock::now();
   storage::FieldsSpec spec;
-  auto parsed_params = ParseExploreParams(
+  auto parsed_params = ParseQueryParams(
       req.target(), ctx.now(), [&](auto key, auto value) { return ReadParam(key, value, spec); });
   if (auto* err = std::get_if<std::string>(&parsed_params)) co_return BadParamResponse(req, *err);
-  const ExploreParams& p = std::get<ExploreParams>(parsed_params);
+  const QueryParams& p = std::get<QueryParams>(parsed_params);
   auto parsed = ParseQuery(p.q);
   if (auto* err = std::get_if<QueryError>(&parsed)) co_return QueryErrorResponse(req, *err);
   storage::SearchRequest sreq;

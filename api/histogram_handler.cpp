@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "api/explore_params.h"
 #include "api/json_writer.h"
+#include "api/query_params.h"
 #include "storage/async.h"
 
 namespace dashcam::api {
@@ -203,7 +203,7 @@ std::string Body(const HistogramParams& p, const Range& r, TimeMs interval,
 
 // The range the buckets cover: as given, else the stored events' extent
 // (see the header).
-Result<Range> ResolveRange(const ExploreParams& p, storage::EventStore& store, TimeMs now) {
+Result<Range> ResolveRange(const QueryParams& p, storage::EventStore& store, TimeMs now) {
   Range r;
   std::optional<storage::TimeExtent> extent;
   if (!p.from || !p.to) {
@@ -254,10 +254,10 @@ std::string FormatInterval(TimeMs interval) {
 boost::asio::awaitable<HttpResponse> HandleHistogram(HttpRequest req, ApiContext& ctx) {
   const auto start = storage::Clock::now();
   HistogramParams hp;
-  auto parsed_params = ParseExploreParams(
+  auto parsed_params = ParseQueryParams(
       req.target(), ctx.now(), [&](auto key, auto value) { return ReadParam(key, value, hp); });
   if (auto* err = std::get_if<std::string>(&parsed_params)) co_return BadParamResponse(req, *err);
-  const ExploreParams& p = std::get<ExploreParams>(parsed_params);
+  const QueryParams& p = std::get<QueryParams>(parsed_params);
   auto parsed = ParseQuery(p.q);
   if (auto* err = std::get_if<QueryError>(&parsed)) co_return QueryErrorResponse(req, *err);
   const query::Node& root = std::get<query::Node>(parsed);

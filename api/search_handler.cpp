@@ -1,16 +1,15 @@
 #include "api/search_handler.h"
 
-#include <charconv>
 #include <limits>
 #include <optional>
 
 #include <fmt/format.h>
 #include <boost/beast/http/field.hpp>
-#include <boost/url/parse.hpp>
 
-#include "api/event_text.h"
+#include "api/event_format.h"
 #include "api/highlighter.h"
 #include "api/json_writer.h"
+#include "api/query_params.h"
 #include "api/query_parser.h"
 #include "storage/async.h"
 #include "storage/document_reader.h"
@@ -31,52 +30,38 @@ struct SearchParams {
   bool text = false;  // format=text
 };
 
-// A parameter problem, reported as 400 illegal_argument.
-struct ParamError {
-  std::string reason;
-};
-
-std::optional<ParamError> ParseParam(std::string_view key, std::string_view value, TimeMs now,
-                                     SearchParams& p) {
-  if (key == "q") {
-    p.q = std::string(value);
-  } else if (key == "from" || key == "to") {
-    auto t = ParseTimeParam(value, now);
-    if (!t) {
-      return ParamError{
-          fmt::format("[{}] must be RFC 3339, epoch milliseconds or now-<n><s|m|h|d|w>, got '{}'",
-                      key, value.substr(0, 64))};
-    }
-    (key == "from" ? p.from : p.to) = *t;
-  } else if (key == "limit") {
-    std::size_t n = 0;
-    auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-    if (ec != std::errc() || ptr != value.data() + value.size() || n > kMaxLimit) {
-      return ParamError{fmt::format("[limit] must be an integer from 0 to {}", kMaxLimit)};
-    }
-    p.limit = n;
+// Applies one of search's own parameters; a reason when it is bad.
+std::optional<std::string> ApplyParam(std::string_view key, std::string_view value,
+                                      SearchParams& p) {
+  if (key == "limit") {
+    auto n = ParseCount(value, 0, kMaxLimit);
+    if (!n) return fmt::format("[limit] must be an integer from 0 to {}", kMaxLimit);
+    p.limit = *n;
   } else if (key == "cursor") {
     if (!value.empty()) {
       p.cursor = storage::ParseEventKey(value);
-      if (!p.cursor) return ParamError{"[cursor] is not a cursor returned by this server"};
+      if (!p.cursor) return "[cursor] is not a cursor returned by this server";
     }
   } else if (key == "track_total_hits") {
     p.track_total = value == "true" || value == "1" || value.empty();
   } else if (key == "format") {
-    if (value != "json" && value != "text") return ParamError{"[format] must be json or text"};
+    if (value != "json" && value != "text") return "[format] must be json or text";
     p.text = value == "text";
   }
   return std::nullopt;
 }
 
-std::variant<SearchParams, ParamError> ParseParams(std::string_view target, TimeMs now) {
+// The parameters, or the reason they are bad (for a 400 illegal_argument).
+std::variant<SearchParams, std::string> ParseParams(std::string_view target, TimeMs now) {
   SearchParams p;
-  auto url = boost::urls::parse_origin_form(target);
-  if (!url) return ParamError{"malformed request target"};
-  for (auto param : url->params(boost::urls::encoding_opts(true))) {
-    if (auto err = ParseParam(param.key, param.value, now, p)) return *err;
-  }
-  if (p.from > p.to) return ParamError{"[from] is later than [to]"};
+  auto common = ParseQueryParams(target, now, [&](std::string_view key, std::string_view value) {
+    return ApplyParam(key, value, p);
+  });
+  if (auto* reason = std::get_if<std::string>(&common)) return std::move(*reason);
+  QueryParams& q = std::get<QueryParams>(common);
+  p.q = std::move(q.q);
+  p.from = q.from.value_or(kMinEventTime);
+  p.to = q.to.value_or(kMaxEventTime);
   return p;
 }
 
@@ -116,7 +101,7 @@ std::string SearchBody(const storage::SearchPage& page, std::int64_t took_ms,
 
 HttpResponse TextResponse(const HttpRequest& req, const storage::SearchPage& page) {
   std::string body;
-  EventLineFormatter lines;
+  EventFormatter lines(EventFormat::kText, {});
   for (const storage::StoredEvent& ev : page.hits) lines.Append(ev, body);
   HttpResponse res{http::status::ok, req.version()};
   res.set(http::field::content_type, "text/plain; charset=utf-8");
@@ -161,21 +146,12 @@ boost::asio::awaitable<HttpResponse> HandleSearch(HttpRequest req, ApiContext& c
   const auto start = storage::Clock::now();
   const TimeMs now = ctx.now();
   auto params = ParseParams(req.target(), now);
-  if (auto* err = std::get_if<ParamError>(&params)) {
-    co_return MakeErrorResponse(req, http::status::bad_request, "illegal_argument", err->reason);
-  }
+  if (auto* reason = std::get_if<std::string>(&params)) co_return BadParamResponse(req, *reason);
   const SearchParams& p = std::get<SearchParams>(params);
   ParseLimits limits;
   limits.now = now;
   auto parsed = ParseQuery(p.q, limits);
-  if (auto* err = std::get_if<QueryError>(&parsed)) {
-    JsonWriter w;
-    w.BeginObject().Key("error").BeginObject();
-    w.Key("type").String("query_parse_error").Key("reason").String(err->reason);
-    w.Key("position").Uint(err->position);
-    w.EndObject().EndObject();
-    co_return MakeJsonResponse(req, http::status::bad_request, w.Release());
-  }
+  if (auto* err = std::get_if<QueryError>(&parsed)) co_return QueryErrorResponse(req, *err);
   const query::Node& root = std::get<query::Node>(parsed);
   storage::SearchRequest sreq;
   sreq.query = &root;

@@ -3,30 +3,20 @@
 #include <charconv>
 
 #include <fmt/format.h>
-#include <boost/url/parse.hpp>
 
-#include "api/json_writer.h"
+#include "api/query_params.h"
 
 namespace dashcam::api {
 namespace {
 
 constexpr int kMaxHeartbeatSeconds = 300;
 
-// Applies one parameter; a reason when it is bad.
-std::optional<std::string> Apply(std::string_view key, std::string_view value, TimeMs now,
+// Applies one of the streaming endpoints' own parameters; a reason when it
+// is bad.
+std::optional<std::string> Apply(std::string_view key, std::string_view value,
                                  StreamEndpoint endpoint, StreamParams& p, bool& fields_given) {
   const bool tail = endpoint == StreamEndpoint::kTail;
-  if (key == "q") {
-    p.q = std::string(value);
-  } else if (key == "from" || key == "to") {
-    auto t = ParseTimeParam(value, now);
-    if (!t) {
-      return fmt::format(
-          "[{}] must be RFC 3339, epoch milliseconds or now-<n><s|m|h|d|w>, got '{}'", key,
-          value.substr(0, 64));
-    }
-    (key == "from" ? p.from : p.to) = *t;
-  } else if (key == "format") {
+  if (key == "format") {
     auto f = ParseEventFormat(value);
     const bool allowed = f && (tail ? (*f == EventFormat::kSse || *f == EventFormat::kText)
                                     : *f != EventFormat::kSse);
@@ -65,13 +55,15 @@ std::variant<StreamParams, std::string> ParseStreamParams(std::string_view targe
                                                           StreamEndpoint endpoint) {
   StreamParams p;
   if (endpoint == StreamEndpoint::kTail) p.format = EventFormat::kSse;
-  auto url = boost::urls::parse_origin_form(target);
-  if (!url) return std::string("malformed request target");
   bool fields_given = false;
-  for (auto param : url->params(boost::urls::encoding_opts(true))) {
-    if (auto err = Apply(param.key, param.value, now, endpoint, p, fields_given)) return *err;
-  }
-  if (p.from > p.to) return std::string("[from] is later than [to]");
+  auto common = ParseQueryParams(target, now, [&](std::string_view key, std::string_view value) {
+    return Apply(key, value, endpoint, p, fields_given);
+  });
+  if (auto* reason = std::get_if<std::string>(&common)) return std::move(*reason);
+  QueryParams& q = std::get<QueryParams>(common);
+  p.q = std::move(q.q);
+  p.from = q.from.value_or(kMinEventTime);
+  p.to = q.to.value_or(kMaxEventTime);
   if (fields_given && p.format == EventFormat::kText) {
     return std::string(
         "[fields] applies to csv and ndjson; text is always "
@@ -79,30 +71,6 @@ std::variant<StreamParams, std::string> ParseStreamParams(std::string_view targe
   }
   if (fields_given && p.columns.empty()) return std::string("[fields] names no column");
   return p;
-}
-
-HttpResponse IllegalArgument(const HttpRequest& req, std::string_view reason) {
-  return MakeErrorResponse(req, http::status::bad_request, "illegal_argument", reason);
-}
-
-HttpResponse QueryParseError(const HttpRequest& req, const QueryError& err) {
-  JsonWriter w;
-  w.BeginObject().Key("error").BeginObject();
-  w.Key("type").String("query_parse_error").Key("reason").String(err.reason);
-  w.Key("position").Uint(err.position);
-  w.EndObject().EndObject();
-  return MakeJsonResponse(req, http::status::bad_request, w.Release());
-}
-
-HttpResponse StorageFailure(const HttpRequest& req, const Status& s) {
-  if (s.code() == StatusCode::kDeadlineExceeded) {
-    return MakeErrorResponse(req, http::status::service_unavailable, "query_timeout",
-                             "the query ran past its time budget");
-  }
-  if (s.code() == StatusCode::kInvalidArgument) {
-    return MakeErrorResponse(req, http::status::bad_request, "illegal_argument", s.message());
-  }
-  return MakeErrorResponse(req, http::status::internal_server_error, "storage_error", s.message());
 }
 
 }  // namespace dashcam::api

@@ -1,5 +1,5 @@
 // The query parameters of the streaming endpoints (export, tail), parsed from
-// the request target, and the error answers they share with search.
+// the request target (q, from and to as every query endpoint: api/query_params.h).
 //
 //   q        the query (api/query_parser.h); default: every event
 //   from,to  event time bounds [from, to): RFC 3339, epoch ms or now-<n><unit>
@@ -43,13 +43,5 @@ struct StreamParams {
 // The parameters, or the reason they are bad (for a 400 illegal_argument).
 std::variant<StreamParams, std::string> ParseStreamParams(std::string_view target, TimeMs now,
                                                           StreamEndpoint endpoint);
-
-// 400 {"error":{"type":"illegal_argument","reason":..}}
-HttpResponse IllegalArgument(const HttpRequest& req, std::string_view reason);
-// 400 {"error":{"type":"query_parse_error","reason":..,"position":N}}
-HttpResponse QueryParseError(const HttpRequest& req, const QueryError& err);
-// The answer to a storage failure: 503 query_timeout past the time budget,
-// 400 for a query the backend cannot run, 500 otherwise.
-HttpResponse StorageFailure(const HttpRequest& req, const Status& s);
 
 }  // namespace dashcam::api

@@ -3,6 +3,7 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/beast/http/field.hpp>
 
+#include "api/query_params.h"
 #include "api/stream_params.h"
 #include "api/tail_hub.h"
 #include "storage/async.h"
@@ -50,10 +51,10 @@ boost::asio::awaitable<HttpAnswer> HandleTail(HttpRequest req, ApiContext& ctx) 
                                 "live tail is not enabled on this server");
   }
   auto params = ParseStreamParams(req.target(), ctx.now(), StreamEndpoint::kTail);
-  if (auto* reason = std::get_if<std::string>(&params)) co_return IllegalArgument(req, *reason);
+  if (auto* reason = std::get_if<std::string>(&params)) co_return BadParamResponse(req, *reason);
   const StreamParams& p = std::get<StreamParams>(params);
   auto parsed = ParseQuery(p.q);
-  if (auto* err = std::get_if<QueryError>(&parsed)) co_return QueryParseError(req, *err);
+  if (auto* err = std::get_if<QueryError>(&parsed)) co_return QueryErrorResponse(req, *err);
 
   TailSubscription::Filter filter;
   filter.q = p.q;
@@ -67,7 +68,7 @@ boost::asio::awaitable<HttpAnswer> HandleTail(HttpRequest req, ApiContext& ctx) 
   check.query = &filter.query;
   check.limit = 0;
   auto checked = co_await storage::RunBlocking(ctx.workers, [&] { return ctx.store.Scan(check); });
-  if (!checked.ok()) co_return StorageFailure(req, checked.status());
+  if (!checked.ok()) co_return StorageErrorResponse(req, checked.status());
 
   auto strand = co_await boost::asio::this_coro::executor;
   auto sub = ctx.tails->Subscribe(std::move(filter), strand);

@@ -1,4 +1,4 @@
-#include "api/explore_params.h"
+#include "api/query_params.h"
 
 #include <charconv>
 
@@ -9,9 +9,9 @@
 
 namespace dashcam::api {
 
-std::variant<ExploreParams, std::string> ParseExploreParams(std::string_view target, TimeMs now,
-                                                            const ParamReader& other) {
-  ExploreParams p;
+std::variant<QueryParams, std::string> ParseQueryParams(std::string_view target, TimeMs now,
+                                                        const ParamReader& other) {
+  QueryParams p;
   auto url = boost::urls::parse_origin_form(target);
   if (!url) return std::string("malformed request target");
   for (auto param : url->params(boost::urls::encoding_opts(true))) {

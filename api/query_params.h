@@ -1,9 +1,11 @@
-// The request parameters the exploration endpoints (histogram, fields,
-// context) share with search, and their error answers:
+// The request parameters every query endpoint shares (search, histogram,
+// fields, context, export, tail), and the error answers they share:
 //   q         the query (query_parser.h); empty: every event
-//   from, to  the time range: RFC 3339, epoch ms, `now`, `now-15m` ...
-// Each endpoint's own parameters go to a callback; unknown ones are ignored
-// (as search ignores them), so `pretty` passes through to the router.
+//   from, to  the time range: RFC 3339, epoch ms, `now`, `now-15m` ...;
+//             `from` later than `to` is an error
+// Each endpoint's own parameters go to a callback; unknown ones are ignored,
+// so `pretty` passes through to the router and a newer client's parameters
+// do not break an older server.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -20,7 +22,7 @@
 
 namespace dashcam::api {
 
-struct ExploreParams {
+struct QueryParams {
   std::string q;
   std::optional<TimeMs> from, to;  // nullopt: not given
 };
@@ -31,8 +33,8 @@ using ParamReader =
     std::function<std::optional<std::string>(std::string_view key, std::string_view value)>;
 
 // Parses the query string of `target`. Errors: a reason, for a 400.
-std::variant<ExploreParams, std::string> ParseExploreParams(std::string_view target, TimeMs now,
-                                                            const ParamReader& other);
+std::variant<QueryParams, std::string> ParseQueryParams(std::string_view target, TimeMs now,
+                                                        const ParamReader& other);
 
 // An unsigned integer parameter in [min, max]; nullopt when it is not one.
 std::optional<std::size_t> ParseCount(std::string_view value, std::size_t min, std::size_t max);
