@@ -157,12 +157,13 @@ std::variant<std::vector<std::vector<std::string>>, std::string> ParseContextSco
 boost::asio::awaitable<HttpResponse> HandleContext(HttpRequest req, ApiContext& ctx) {
   const auto start = storage::Clock::now();
   ContextParams cp;
+  const TimeMs now = ctx.now();
   auto parsed_params = ParseQueryParams(
-      req.target(), ctx.now(), [&](auto key, auto value) { return ReadParam(key, value, cp); });
+      req.target(), now, [&](auto key, auto value) { return ReadParam(key, value, cp); });
   if (auto* err = std::get_if<std::string>(&parsed_params)) co_return BadParamResponse(req, *err);
   if (!cp.has_id || cp.id.empty()) co_return BadParamResponse(req, "[id] is required");
   const QueryParams& p = std::get<QueryParams>(parsed_params);
-  auto parsed = ParseQuery(p.q);
+  auto parsed = ParseRequestQuery(p.q, now);
   if (auto* err = std::get_if<QueryError>(&parsed)) co_return QueryErrorResponse(req, *err);
   storage::SearchRequest sreq;
   sreq.query = &std::get<query::Node>(parsed);

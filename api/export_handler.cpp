@@ -120,10 +120,11 @@ class ExportStream final : public BodyStream {
 }  // namespace
 
 boost::asio::awaitable<HttpAnswer> HandleExport(HttpRequest req, ApiContext& ctx) {
-  auto params = ParseStreamParams(req.target(), ctx.now(), StreamEndpoint::kExport);
+  const TimeMs now = ctx.now();
+  auto params = ParseStreamParams(req.target(), now, StreamEndpoint::kExport);
   if (auto* reason = std::get_if<std::string>(&params)) co_return BadParamResponse(req, *reason);
   const StreamParams& p = std::get<StreamParams>(params);
-  auto parsed = ParseQuery(p.q);
+  auto parsed = ParseRequestQuery(p.q, now);
   if (auto* err = std::get_if<QueryError>(&parsed)) co_return QueryErrorResponse(req, *err);
 
   auto stream = std::make_unique<ExportStream>(ctx, std::move(std::get<query::Node>(parsed)), p);

@@ -56,11 +56,12 @@ std::string Body(const storage::FieldsSummary& s, std::int64_t took_ms) {
 boost::asio::awaitable<HttpResponse> HandleFields(HttpRequest req, ApiContext& ctx) {
   const auto start = storage::Clock::now();
   storage::FieldsSpec spec;
+  const TimeMs now = ctx.now();
   auto parsed_params = ParseQueryParams(
-      req.target(), ctx.now(), [&](auto key, auto value) { return ReadParam(key, value, spec); });
+      req.target(), now, [&](auto key, auto value) { return ReadParam(key, value, spec); });
   if (auto* err = std::get_if<std::string>(&parsed_params)) co_return BadParamResponse(req, *err);
   const QueryParams& p = std::get<QueryParams>(parsed_params);
-  auto parsed = ParseQuery(p.q);
+  auto parsed = ParseRequestQuery(p.q, now);
   if (auto* err = std::get_if<QueryError>(&parsed)) co_return QueryErrorResponse(req, *err);
   storage::SearchRequest sreq;
   sreq.query = &std::get<query::Node>(parsed);

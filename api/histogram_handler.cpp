@@ -254,11 +254,12 @@ std::string FormatInterval(TimeMs interval) {
 boost::asio::awaitable<HttpResponse> HandleHistogram(HttpRequest req, ApiContext& ctx) {
   const auto start = storage::Clock::now();
   HistogramParams hp;
+  const TimeMs now = ctx.now();
   auto parsed_params = ParseQueryParams(
-      req.target(), ctx.now(), [&](auto key, auto value) { return ReadParam(key, value, hp); });
+      req.target(), now, [&](auto key, auto value) { return ReadParam(key, value, hp); });
   if (auto* err = std::get_if<std::string>(&parsed_params)) co_return BadParamResponse(req, *err);
   const QueryParams& p = std::get<QueryParams>(parsed_params);
-  auto parsed = ParseQuery(p.q);
+  auto parsed = ParseRequestQuery(p.q, now);
   if (auto* err = std::get_if<QueryError>(&parsed)) co_return QueryErrorResponse(req, *err);
   const query::Node& root = std::get<query::Node>(parsed);
 
@@ -267,7 +268,7 @@ boost::asio::awaitable<HttpResponse> HandleHistogram(HttpRequest req, ApiContext
   TimeMs interval = 0;
   auto result =
       co_await storage::RunBlocking(ctx.workers, [&]() -> Result<storage::HistogramTable> {
-        auto r = ResolveRange(p, ctx.store, ctx.now());
+        auto r = ResolveRange(p, ctx.store, now);
         if (!r.ok()) return r.status();
         range = *r;
         interval = hp.interval.value_or(AutoInterval(std::max<TimeMs>(range.to - range.from, 1)));

@@ -34,6 +34,12 @@ std::variant<QueryParams, std::string> ParseQueryParams(std::string_view target,
   return p;
 }
 
+std::variant<query::Node, QueryError> ParseRequestQuery(std::string_view q, TimeMs now) {
+  ParseLimits limits;
+  limits.now = now;
+  return ParseQuery(q, limits);
+}
+
 std::optional<std::size_t> ParseCount(std::string_view value, std::size_t min, std::size_t max) {
   std::size_t n = 0;
   auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);

@@ -36,6 +36,10 @@ using ParamReader =
 std::variant<QueryParams, std::string> ParseQueryParams(std::string_view target, TimeMs now,
                                                         const ParamReader& other);
 
+// The query `q` of a request, its dates (`now-1h`) resolved against the same
+// `now` as the request's from/to.
+std::variant<query::Node, QueryError> ParseRequestQuery(std::string_view q, TimeMs now);
+
 // An unsigned integer parameter in [min, max]; nullopt when it is not one.
 std::optional<std::size_t> ParseCount(std::string_view value, std::size_t min, std::size_t max);
 

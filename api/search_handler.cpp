@@ -148,9 +148,7 @@ boost::asio::awaitable<HttpResponse> HandleSearch(HttpRequest req, ApiContext& c
   auto params = ParseParams(req.target(), now);
   if (auto* reason = std::get_if<std::string>(&params)) co_return BadParamResponse(req, *reason);
   const SearchParams& p = std::get<SearchParams>(params);
-  ParseLimits limits;
-  limits.now = now;
-  auto parsed = ParseQuery(p.q, limits);
+  auto parsed = ParseRequestQuery(p.q, now);
   if (auto* err = std::get_if<QueryError>(&parsed)) co_return QueryErrorResponse(req, *err);
   const query::Node& root = std::get<query::Node>(parsed);
   storage::SearchRequest sreq;

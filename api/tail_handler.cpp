@@ -50,10 +50,11 @@ boost::asio::awaitable<HttpAnswer> HandleTail(HttpRequest req, ApiContext& ctx) 
     co_return MakeErrorResponse(req, http::status::not_found, "not_found",
                                 "live tail is not enabled on this server");
   }
-  auto params = ParseStreamParams(req.target(), ctx.now(), StreamEndpoint::kTail);
+  const TimeMs now = ctx.now();
+  auto params = ParseStreamParams(req.target(), now, StreamEndpoint::kTail);
   if (auto* reason = std::get_if<std::string>(&params)) co_return BadParamResponse(req, *reason);
   const StreamParams& p = std::get<StreamParams>(params);
-  auto parsed = ParseQuery(p.q);
+  auto parsed = ParseRequestQuery(p.q, now);
   if (auto* err = std::get_if<QueryError>(&parsed)) co_return QueryErrorResponse(req, *err);
 
   TailSubscription::Filter filter;

@@ -121,14 +121,15 @@ void BindQuery(Stmt& stmt, const CompiledQuery& q, EventKey lo, EventKey hi, std
   }
 }
 
-StoredEvent ReadEvent(const Stmt& stmt) {
+// Reads the kEventColumns that start at column `first` of the row.
+StoredEvent ReadEvent(const Stmt& stmt, int first = 0) {
   StoredEvent ev;
-  ev.key = stmt.Int(0);
+  ev.key = stmt.Int(first);
   ev.ts_ms = KeyTime(ev.key);
-  ev.level = std::string(stmt.Text(1));
-  ev.index = std::string(stmt.Text(2));
-  ev.id = stmt.IsNull(3) ? FormatEventKey(ev.key) : std::string(stmt.Text(3));
-  ev.source = std::string(stmt.Text(4));
+  ev.level = std::string(stmt.Text(first + 1));
+  ev.index = std::string(stmt.Text(first + 2));
+  ev.id = stmt.IsNull(first + 3) ? FormatEventKey(ev.key) : std::string(stmt.Text(first + 3));
+  ev.source = std::string(stmt.Text(first + 4));
   return ev;
 }
 
@@ -892,14 +893,7 @@ Result<Neighbors> SqliteStore::FindNeighbors(const SearchRequest& req, const Nei
           more = stop = true;
           return false;
         }
-        StoredEvent ev;
-        ev.key = row.Int(1);
-        ev.ts_ms = KeyTime(ev.key);
-        ev.level = std::string(row.Text(2));
-        ev.index = std::string(row.Text(3));
-        ev.id = row.IsNull(4) ? FormatEventKey(ev.key) : std::string(row.Text(4));
-        ev.source = std::string(row.Text(5));
-        events.push_back(std::move(ev));
+        events.push_back(ReadEvent(row, 1));
         return true;
       });
       if (!s.ok() || stop) return s;

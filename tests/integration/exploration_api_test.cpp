@@ -3,6 +3,7 @@
 // and ?pretty. Each test starts its own server with its own data directory
 // and ingests a small, hand-made set of events whose answers are known.
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <set>
 #include <string>
@@ -531,6 +532,36 @@ TEST_F(ExplorationApiTest, SearchFormatTextPrintsOneLinePerEvent) {
   EXPECT_EQ(page.body, Ts(kT0 + 2) + " WARN - two\\nlines\n");
   EXPECT_EQ(page.headers["x-dashcam-next-cursor"].size(), 16u);
   Error("/api/v1/search?format=xml", 400, "illegal_argument");
+}
+
+// ---- date math in q ----
+
+// `now` inside q means the request's now on every endpoint, as in from/to.
+TEST_F(ExplorationApiTest, NowInTheQueryIsTheRequestsNow) {
+  const TimeMs now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  Ingest({Event(now - 30 * kMin, "recent step", R"("host":{"name":"h1"})"),
+          Event(now - 120 * kMin, "older step", R"("host":{"name":"h1"})"),
+          Event(kT0, "long ago step", R"("host":{"name":"h1"})")});
+  const std::string q = "q=" + UrlEncode("step AND @timestamp:>=now-1h");
+  json::value search = GetJson("/api/v1/search?" + q);
+  EXPECT_EQ(search.at("total").as_int64(), 1);
+  json::value hist = GetJson("/api/v1/histogram?" + q + "&from=now-1d");
+  EXPECT_EQ(hist.at("total").as_int64(), 1);
+  json::value fields = GetJson("/api/v1/fields?" + q);
+  std::int64_t hosts = -1;
+  for (const auto& f : fields.at("fields").as_array()) {
+    if (f.at("field").as_string() == "host.name") hosts = f.at("count").as_int64();
+  }
+  EXPECT_EQ(hosts, 1) << fields;
+  auto exported = client_->Get("/api/v1/export?format=text&" + q);
+  ASSERT_EQ(exported.status, 200) << exported.body;
+  EXPECT_EQ(std::count(exported.body.begin(), exported.body.end(), '\n'), 1) << exported.body;
+  EXPECT_NE(exported.body.find("recent step"), std::string::npos);
+  const std::string anchor(search.at("hits").at(0).at("_id").as_string());
+  json::value context = GetJson("/api/v1/context?id=" + anchor + "&" + q);
+  EXPECT_EQ(context.at("events").as_array().size(), 1u) << context;
 }
 
 // ---- pretty ----
