@@ -370,6 +370,9 @@ class Analyzer {
 
 }  // namespace
 
+// The shortest word kept as a prefix at the end of a phrase of several.
+constexpr std::size_t kMinPrefixBytes = 3;
+
 LiteralTree RequiredLiterals(std::string_view pattern) {
   return Analyzer(pattern).Run();
 }
@@ -397,7 +400,11 @@ GuaranteedPhrase GuaranteedTokens(std::string_view literal, bool left_boundary,
   std::size_t first = 0, last = pieces.size();
   if (first < last && !pieces[first].left_complete) ++first;
   if (first < last && !pieces[last - 1].right_complete) {
-    if (pieces[last - 1].word) {
+    // A word the text may continue is a prefix, unless it is so short that
+    // its prefix expands to a large part of the vocabulary (`5*` is every
+    // number starting with 5) while the other words already narrow enough.
+    const bool short_tail = pieces[last - 1].token.size() < kMinPrefixBytes && last - first > 1;
+    if (pieces[last - 1].word && !short_tail) {
       out.last_is_prefix = true;
     } else {
       --last;

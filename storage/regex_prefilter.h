@@ -15,7 +15,8 @@
 // GuaranteedTokens turns one literal into the index tokens any text that
 // contains it must contain, contiguously: the literal's edges may sit inside
 // a longer token of the text, so an edge word is dropped (at the start) or
-// kept as a prefix (at the end).
+// kept as a prefix (at the end; dropped instead when it is shorter than 3
+// bytes and other tokens remain, since such a prefix matches too many terms).
 //
 // Thread-safety: pure functions.
 #pragma once
