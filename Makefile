@@ -2,6 +2,8 @@
 #   make run    install what is missing, build Release, serve 127.0.0.1:9200 with ./data
 #   make test   install what is missing, build, run every test (also under ASan+UBSan)
 #   make bench  build Release and run the ingest/query benchmark
+#               (10M events over 5 day partitions, query and export figures only:
+#               make bench BENCH_ARGS="--events 10000000 --days 5 --skip baseline,beats,redaction")
 #   make fuzz   run the libFuzzer targets for FUZZ_SECONDS each (clang)
 BUILD ?= build
 ASAN_BUILD ?= build-asan

@@ -2,7 +2,8 @@
 // binary, against a plain single-threaded SQLite baseline.
 //
 // Phases, in order:
-//   1. gen       generate --events training-log events in memory (seeded).
+//   1. gen       generate --events training-log events in memory (seeded),
+//                one hour of them, or --days N days (one partition a day).
 //   2. baseline  insert them straight into a fresh SQLite file (see
 //                sqlite_baseline.h); events/s and bytes/event.
 //   3. bulk      build the gzip `_bulk` bodies of --batch events each
@@ -15,8 +16,11 @@
 //   5. ingest    send every body over --connections keep-alive connections
 //                (see bulk_load_driver.h); events/s, MB/s, latency, the
 //                server's peak RSS and bytes on disk per event.
-//   6. query     three searches, 1 warm-up + 7 timed runs each; median ms
-//                and the answer's total (and the total the corpus implies).
+//   6. query     the table of query_suite.h (searches of every kind,
+//                histograms, facets, context), 1 warm-up + --query-runs
+//                timed runs each: median ms, median server CPU ms per run,
+//                the answer's total and the total the corpus implies, the
+//                issue's target beside the figure where it sets one.
 //  6b. export    GET /api/v1/export of every event as ndjson, csv and text,
 //                read to the end: events/s, and events per second of server
 //                CPU (see stream_load.h).
@@ -35,7 +39,13 @@
 //                all) and read by one thread: events/s and server CPU of
 //                each, events delivered.
 // --baseline-only stops after 2; --dump-ndjson PATH writes the events after 1
-// and stops.
+// and stops. --skip drops phases that the query and export figures do not
+// need, so a 10M-event run fits in a quarter hour on two cores:
+//   --skip baseline,beats,redaction   (also: export; tails is opt-in anyway)
+// e.g. the 10M run of README "Performance":
+//   dashcam_bench --events 10000000 --days 5 --skip baseline,beats,redaction
+// At the end `bench.peak_rss_mib` is this process's own peak (the corpus is
+// ~460 bytes per event, the gzip bodies ~60 more).
 //
 // Output: one metric per line, `<name> <value> <unit>` (see report.h), e.g.
 //   ingest.events_per_s                          83512 events/s
@@ -47,6 +57,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -67,7 +78,7 @@
 #include "tests/bench/bulk_bodies.h"
 #include "tests/bench/bulk_load_driver.h"
 #include "tests/bench/event_corpus.h"
-#include "tests/bench/query_latency.h"
+#include "tests/bench/query_suite.h"
 #include "tests/bench/report.h"
 #include "tests/bench/sqlite_baseline.h"
 #include "tests/bench/stream_load.h"
@@ -96,7 +107,6 @@ constexpr std::chrono::milliseconds kHealthzPollEvery{50};
 constexpr int kStopGraceSeconds = 30;
 constexpr int kSearchLimit = 100;
 constexpr int kSearchWarmups = 1;
-constexpr int kSearchRuns = 7;
 constexpr size_t kLogTailBytes = 4000;
 
 struct BenchFlags {
@@ -113,17 +123,17 @@ struct BenchFlags {
   int stall_timeout_s = 120;
   int tails = 0;
   std::string tail_query;  // empty: cycle through kTailQueries
+  int days = 0;            // 0: one hour of events (the historic default)
+  int query_runs = 7;
+  std::vector<std::string> skip;  // phase names, see kSkippablePhases
+
+  bool Skips(std::string_view phase) const {
+    return std::find(skip.begin(), skip.end(), phase) != skip.end();
+  }
 };
 
-struct NamedQuery {
-  const char* name;
-  const char* query;
-};
-constexpr NamedQuery kQueries[] = {
-    {"phrase", R"(message:"CUDA out of memory")"},
-    {"phrase_and_user", R"(message:"CUDA out of memory" AND user:zhangsan)"},
-    {"prefix", "cud*"},
-};
+constexpr int64_t kHourMs = 3600000;
+constexpr int64_t kDayMs = 24 * kHourMs;
 
 // Live tails of phase 10: what people watch while a job trains.
 constexpr const char* kTailQueries[] = {"log.level:ERROR",
@@ -184,6 +194,14 @@ std::optional<int> ParseFlags(int argc, char** argv, BenchFlags& flags) {
       ->check(CLI::Range(0, 10000));
   app.add_option("--tail-query", flags.tail_query,
                  "the query of every tail (default: ten realistic ones in turn)");
+  app.add_option("--days", flags.days,
+                 "spread the events over this many days (0: one hour, as before)")
+      ->check(CLI::Range(0, 3650));
+  app.add_option("--query-runs", flags.query_runs, "timed runs of every query (after 1 warm-up)")
+      ->check(CLI::Range(1, 1000));
+  app.add_option("--skip", flags.skip, "phases to leave out: baseline,export,beats,redaction")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"baseline", "export", "beats", "redaction"}));
   app.add_option("--stall-timeout", flags.stall_timeout_s,
                  "seconds without progress before the server is killed")
       ->check(CLI::Range(1, 86400));
@@ -216,6 +234,7 @@ EventCorpus GeneratePhase(const BenchFlags& flags) {
   testing::GeneratorOptions options;
   options.seed = flags.seed;
   options.expected_events = flags.events;
+  options.span_ms = flags.days > 0 ? flags.days * kDayMs : kHourMs;
   auto start = Clock::now();
   EventCorpus corpus = GenerateEventCorpus(options, flags.events);
   double seconds = SecondsSince(start);
@@ -326,49 +345,6 @@ void ReportServerFootprint(const TestServer& server, const fs::path& data_dir, i
   PrintMetric("disk.bytes_per_event", per_event, "bytes", 1);
 }
 
-// The totals the corpus implies for the phrase queries (exact for this
-// generator, whose messages spell the phrase one way).
-int64_t ExpectedTotal(const EventCorpus& corpus, std::string_view name) {
-  bool needs_user = name == "phrase_and_user";
-  int64_t count = 0;
-  for (size_t i = 0; i < corpus.size(); ++i) {
-    if (corpus.Message(i).find("CUDA out of memory") == std::string_view::npos) continue;
-    if (needs_user && corpus.Json(i).find(R"("user":"zhangsan")") == std::string_view::npos) {
-      continue;
-    }
-    ++count;
-  }
-  return count;
-}
-
-// Returns the number of queries that failed.
-int QueryPhase(const EventCorpus& corpus, uint16_t port, Watchdog& watchdog) {
-  HttpClient conn("127.0.0.1", port, {.retry_once = false});
-  int failures = 0;
-  for (const NamedQuery& q : kQueries) {
-    std::string prefix = std::string("query.") + q.name;
-    PrintText(prefix + ".q", q.query);
-    Result<QueryTiming> timing =
-        TimeSearch(conn, q.query, kSearchLimit, kSearchWarmups, kSearchRuns);
-    watchdog.Tick();
-    if (!timing.ok()) {
-      std::fprintf(stderr, "query %s: %s\n", q.name, timing.status().ToString().c_str());
-      ++failures;
-      continue;
-    }
-    PrintMetric(prefix + ".median_ms", timing->median_ms, "ms", 2);
-    if (timing->total) {
-      std::string unit = timing->total_relation.empty() ? std::string("hits")
-                                                        : "hits (" + timing->total_relation + ")";
-      PrintMetric(prefix + ".total", static_cast<double>(*timing->total), unit);
-    }
-    if (q.name != std::string_view("prefix")) {
-      PrintMetric(prefix + ".expected", static_cast<double>(ExpectedTotal(corpus, q.name)), "hits");
-    }
-  }
-  return failures;
-}
-
 // Phase 6b. Returns the number of exports that failed or missed events.
 int ExportPhase(const TestServer& server, int64_t events, Watchdog& watchdog) {
   int failures = 0;
@@ -414,8 +390,12 @@ bool LoadAndQuery(const ServerRun& run, const TestServer& server, Watchdog& watc
   bulk_events_per_s = static_cast<double>(load.events_ok) / load.seconds;
   ReportServerFootprint(server, fs::path(run.work.path()) / "data", load.events_ok);
   if (watchdog.fired()) return false;  // the server is gone; queries cannot run
-  int query_failures = QueryPhase(run.corpus, server.port(), watchdog);
-  int export_failures = ExportPhase(server, load.events_ok, watchdog);
+  const QuerySuiteOptions query_options{
+      .limit = kSearchLimit, .warmups = kSearchWarmups, .runs = run.flags.query_runs};
+  int query_failures =
+      RunQuerySuite(run.corpus, server.port(), server.pid(), query_options, watchdog);
+  int export_failures =
+      run.flags.Skips("export") ? 0 : ExportPhase(server, load.events_ok, watchdog);
   return load.failed_requests == 0 && query_failures == 0 && export_failures == 0;
 }
 
@@ -603,6 +583,20 @@ bool TailPhase(const ServerRun& run, const std::string& binary) {
   return none.ok && tailed.ok;
 }
 
+// This process's peak RSS (VmHWM): the corpus and the gzip bodies, which
+// must fit beside the server at 10M events.
+void ReportOwnPeakRss() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    long long kib = 0;
+    if (std::sscanf(line.c_str(), "VmHWM: %lld kB", &kib) == 1) {
+      PrintMetric("bench.peak_rss_mib", static_cast<double>(kib) / 1024, "MiB", 1);
+      return;
+    }
+  }
+}
+
 // Phases 4 to 10. Returns the exit code.
 int ServerPhases(const ServerRun& run, const std::string& binary) {
   const fs::path data_dir = fs::path(run.work.path()) / "data";
@@ -631,9 +625,12 @@ int ServerPhases(const ServerRun& run, const std::string& binary) {
     std::fprintf(stderr, "--- tail of %s ---\n%s\n", server.log_path().c_str(), log.c_str());
   }
   if (!ok || !exit.ok()) return kExitFailures;
-  const bool beats_ok = BeatsPhase(run, binary, bulk_events_per_s);
-  RedactionCpuPhase(run.corpus);
-  const bool raw_ok = NoRedactionPhase(run, binary, bulk_events_per_s);
+  const bool beats_ok = run.flags.Skips("beats") || BeatsPhase(run, binary, bulk_events_per_s);
+  bool raw_ok = true;
+  if (!run.flags.Skips("redaction")) {
+    RedactionCpuPhase(run.corpus);
+    raw_ok = NoRedactionPhase(run, binary, bulk_events_per_s);
+  }
   const bool tails_ok = run.flags.tails == 0 || TailPhase(run, binary);
   return beats_ok && raw_ok && tails_ok ? kExitOk : kExitFailures;
 }
@@ -663,12 +660,15 @@ int Main(int argc, char** argv) {
                          : Status::InvalidArgument(std::string("--work-dir ") + e.what()));
   }
   PrintText("work_dir", work->path());
-  Result<double> baseline = BaselinePhase(corpus, *work);
+  Result<double> baseline = 0.0;  // 0: skipped, no ratio printed
+  if (!flags.Skips("baseline") || flags.baseline_only) baseline = BaselinePhase(corpus, *work);
   if (!baseline.ok()) return CannotRun("baseline", baseline.status());
   if (flags.baseline_only) return kExitOk;
   Result<std::vector<BulkBody>> bodies = BulkPhase(corpus, flags);
   if (!bodies.ok()) return CannotRun("bulk", bodies.status());
-  return ServerPhases(ServerRun{flags, corpus, *bodies, *work, *baseline}, binary);
+  const int code = ServerPhases(ServerRun{flags, corpus, *bodies, *work, *baseline}, binary);
+  ReportOwnPeakRss();
+  return code;
 }
 
 }  // namespace

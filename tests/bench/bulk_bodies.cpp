@@ -36,6 +36,10 @@ Result<std::vector<BulkBody>> BuildBulkBodies(const EventCorpus& corpus, size_t 
     } catch (const std::runtime_error& e) {
       return Status::Internal(e.what());
     }
+    // Gzip fills a deflateBound-sized buffer (> the raw size) and then
+    // shrinks it: without this, every body would keep ~6x its size
+    // resident (3.3 GB of 8.2 GB at 10M events).
+    gz.shrink_to_fit();
     bodies.push_back(BulkBody{std::move(gz), raw.size(), end - begin});
   }
   return bodies;

@@ -2,11 +2,15 @@
 #include "tests/bench/query_latency.h"
 
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <vector>
 
 #include <boost/json/parse.hpp>
 
 #include "tests/bench/report.h"
+#include "tests/bench/stream_load.h"
 
 namespace dashcam::bench {
 namespace {
@@ -59,26 +63,64 @@ Result<testing::HttpResult> RunOnce(testing::HttpClient& conn, const std::string
   return reply;
 }
 
+// Sum of the first field (ns on CPU) of every thread's schedstat; -1 if
+// none could be read.
+int64_t SchedstatNanos(pid_t pid) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  int64_t total = 0;
+  bool any = false;
+  for (fs::directory_iterator it("/proc/" + std::to_string(pid) + "/task", ec), end;
+       !ec && it != end; it.increment(ec)) {
+    std::ifstream in(it->path() / "schedstat");
+    long long ns = 0;
+    if (in >> ns) {
+      total += ns;
+      any = true;
+    }
+  }
+  return any ? total : -1;
+}
+
 }  // namespace
 
-Result<QueryTiming> TimeSearch(testing::HttpClient& conn, std::string_view query, int limit,
-                               int warmups, int runs) {
-  std::string target =
-      "/api/v1/search?q=" + testing::UrlEncode(query) + "&limit=" + std::to_string(limit);
-  std::vector<double> times;
+int64_t ProcessCpuNanos(pid_t pid) {
+  if (pid <= 0) return -1;
+  if (int64_t ns = SchedstatNanos(pid); ns >= 0) return ns;
+  const double seconds = ProcessCpuSeconds(pid);
+  return seconds > 0 ? static_cast<int64_t>(seconds * 1e9) : -1;
+}
+
+Result<QueryTiming> TimeGet(testing::HttpClient& conn, const std::string& target, pid_t server_pid,
+                            int warmups, int runs) {
+  std::vector<double> times, cpu_ms;
   QueryTiming timing;
   for (int i = 0; i < warmups + runs; ++i) {
     double elapsed_ms = 0;
+    const int64_t cpu_before = ProcessCpuNanos(server_pid);
     Result<testing::HttpResult> reply = RunOnce(conn, target, elapsed_ms);
+    const int64_t cpu_after = ProcessCpuNanos(server_pid);
     if (!reply.ok()) return reply.status();
     if (i < warmups) continue;
     times.push_back(elapsed_ms);
+    if (cpu_before >= 0 && cpu_after >= cpu_before) {
+      cpu_ms.push_back(static_cast<double>(cpu_after - cpu_before) / 1e6);
+    }
     HitCount count = ParseHitCount(reply->body);
     timing.total = count.total;
     timing.total_relation = std::move(count.relation);
+    timing.last_body = std::move(reply->body);
   }
   timing.median_ms = Percentile(std::move(times), 50);
+  if (!cpu_ms.empty()) timing.median_server_cpu_ms = Percentile(std::move(cpu_ms), 50);
   return timing;
+}
+
+Result<QueryTiming> TimeSearch(testing::HttpClient& conn, std::string_view query, int limit,
+                               pid_t server_pid, int warmups, int runs) {
+  return TimeGet(
+      conn, "/api/v1/search?q=" + testing::UrlEncode(query) + "&limit=" + std::to_string(limit),
+      server_pid, warmups, runs);
 }
 
 }  // namespace dashcam::bench

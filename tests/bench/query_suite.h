@@ -1,0 +1,42 @@
+// QuerySuite: phase 6 of dashcam_bench. A fixed table of requests a person
+// exploring training logs makes, one of each kind the query language and the
+// exploration API offer (rare phrase, common term, phrase AND fields, field
+// values, prefix, leading wildcard, regex, numeric ranges, _exists_ and
+// missing, histogram of everything and of a query, facets of everything, and
+// a context request around a hit), each timed by TimeGet (query_latency.h):
+// median client wall time, median server CPU per run, and the answer's total.
+//
+// Where the corpus can say what a search must find (the generator's messages
+// and JSON are regular enough for a substring test) the reference count is
+// printed beside the answer's total. Where the issue sets a target (selective
+// searches of <= 1000 hits: 20 ms median; a histogram of every event: 300
+// ms) it is printed in the unit text beside the figure; nothing is asserted.
+//
+// Output lines, per probe `query.<name>.`: `q` (the request), `median_ms`,
+// `server_cpu_ms`, `total`, `expected`; a failed probe prints `error`.
+//
+// Thread-safety: blocks; one call at a time per server.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+
+#include "tests/bench/event_corpus.h"
+#include "tests/bench/watchdog.h"
+
+namespace dashcam::bench {
+
+struct QuerySuiteOptions {
+  int limit = 100;  // search hits per answer (newest first)
+  int warmups = 1;
+  int runs = 7;
+};
+
+// Runs every probe against the server on `port` (`server_pid` for CPU time),
+// ticking `watchdog` after each. Returns the number of probes that failed
+// (any answer other than 200, e.g. a 503 query_timeout).
+int RunQuerySuite(const EventCorpus& corpus, std::uint16_t port, pid_t server_pid,
+                  const QuerySuiteOptions& options, Watchdog& watchdog);
+
+}  // namespace dashcam::bench
