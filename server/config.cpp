@@ -86,8 +86,22 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
       ->envname("DASHCAM_MAX_TAILS")
       ->check(CLI::Range(std::size_t{0}, std::size_t{100'000}))
       ->capture_default_str();
+  app.add_option("--retention-days", c.retention_days,
+                 "Drop each UTC day partition once its events are this many days old "
+                 "(checked at startup and every minute; today's is never dropped); 0 keeps all")
+      ->envname("DASHCAM_RETENTION_DAYS")
+      ->check(CLI::Range(0u, 1'000'000u))
+      ->capture_default_str();
+  app.add_option("--max-disk-bytes", c.max_disk_bytes,
+                 "Drop the oldest day partitions while all of them take more than this many "
+                 "bytes (today's is never dropped); 0 means no limit")
+      ->envname("DASHCAM_MAX_DISK_BYTES")
+      ->capture_default_str();
   app.add_flag("--debug", c.debug, "Log debug events")->envname("DASHCAM_DEBUG");
   app.add_option("--test-commit-delay-ms", c.test_commit_delay_ms)->group("");  // tests only
+  app.add_option("--test-retention-check-ms", c.test_retention_check_ms)
+      ->check(CLI::Range(10u, 3'600'000u))
+      ->group("");  // tests only
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -28,8 +28,11 @@ struct Config {
   std::string context_scope = "host.name+log.file.path,container.id,agent.id,host.name,_index";
   std::size_t tail_queue_bytes = 4u << 20;  // unsent live-tail events per client
   std::size_t max_tails = 1000;             // concurrent live tails
+  std::uint32_t retention_days = 0;         // drop day partitions older than this; 0: keep
+  std::uint64_t max_disk_bytes = 0;         // drop the oldest partitions beyond this; 0: no limit
   bool debug = false;
-  int test_commit_delay_ms = 0;  // hidden: slows every commit (tests)
+  int test_commit_delay_ms = 0;                    // hidden: slows every commit (tests)
+  std::uint32_t test_retention_check_ms = 60'000;  // hidden: retention's check period
 };
 
 // What to do after parsing the command line.

@@ -39,8 +39,13 @@ TimeMs WallClockMs() {
       .count();
 }
 
-storage::SqliteStoreOptions StoreOptions(const Config& c) {
+storage::SqliteStoreOptions StoreOptions(const Config& c, Metrics& metrics) {
   storage::SqliteStoreOptions o;
+  o.retention.max_age_days = c.retention_days;
+  o.retention.max_disk_bytes = c.max_disk_bytes;
+  o.retention.check_period = std::chrono::milliseconds(c.test_retention_check_ms);
+  o.now = WallClockMs;
+  o.metrics = &metrics;
   o.data_dir = c.data_dir;
   o.writer.max_queue_bytes = c.queue_bytes;
   o.writer.partition.sync =
@@ -58,7 +63,9 @@ void LogConfig(const Log& log, const Config& c) {
                         {"sync", c.sync},
                         {"redaction", !c.no_redaction},
                         {"max_body_bytes", static_cast<std::uint64_t>(c.max_body_bytes)},
-                        {"queue_bytes", static_cast<std::uint64_t>(c.queue_bytes)}});
+                        {"queue_bytes", static_cast<std::uint64_t>(c.queue_bytes)},
+                        {"retention_days", c.retention_days},
+                        {"max_disk_bytes", c.max_disk_bytes}});
 }
 
 // The redactor the configuration asks for; null with --no-redaction.
@@ -196,12 +203,12 @@ int RunServer(const Config& config, const Log& log) {
                              {"beats_listen", config.beats_listen}});
     return 2;
   }
-  auto store = storage::SqliteStore::Open(StoreOptions(config), log);
+  Metrics metrics;
+  auto store = storage::SqliteStore::Open(StoreOptions(config, metrics), log);
   if (!store.ok()) {
     log.Error("storage_open_failed", {{"error", store.status().ToString()}});
     return 1;
   }
-  Metrics metrics;
   auto redactor = MakeRedactor(config, metrics, log);
   if (!redactor.ok()) {
     log.Error("bad_config", {{"error", redactor.status().message()}});

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
 
 namespace dashcam::storage {
 
@@ -50,6 +51,25 @@ void Writer::Submit(std::vector<Record> records, EventStore::AppendCallback done
   }
 }
 
+Status Writer::RunExclusive(std::int64_t day, std::function<void()> task) {
+  std::promise<void> ran;
+  auto done = ran.get_future();
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return Status::Unavailable("storage is shutting down");
+    Job job;
+    job.task = [&ran, task = std::move(task)] {
+      task();
+      ran.set_value();
+    };
+    job.task_day = day;
+    queue_.push_back(std::move(job));
+    cv_.notify_one();
+  }
+  done.wait();  // a queued job always runs: Run drains the queue before returning
+  return Status::Ok();
+}
+
 void Writer::Stop() {
   {
     std::lock_guard lock(mu_);
@@ -68,13 +88,24 @@ void Writer::Run() {
       cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping and drained
       std::size_t records = 0;
-      while (!queue_.empty() && (group.empty() || records < options_.max_group_records)) {
+      while (!queue_.empty() && !queue_.front().task &&
+             (group.empty() || records < options_.max_group_records)) {
         records += queue_.front().records.size();
         group.push_back(std::move(queue_.front()));
         queue_.pop_front();
       }
+      if (group.empty()) {  // a RunExclusive task is first
+        group.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    if (group.front().task) {
+      CloseWriter(group.front().task_day);
+      group.front().task();
+      continue;
     }
     CommitGroup(group);
+    if (after_commit_) after_commit_();
     std::size_t bytes = 0;
     for (Job& job : group) {
       bytes += job.bytes;
@@ -152,6 +183,11 @@ void Writer::NotifyCommitted(std::int64_t day, const std::vector<EventKey>& keys
   if (stored.empty()) return;
   if (!std::is_sorted(stored.begin(), stored.end())) std::sort(stored.begin(), stored.end());
   observer_(CommitNotice{day, stored});
+}
+
+void Writer::CloseWriter(std::int64_t day) {
+  open_.erase(day);
+  std::erase(open_order_, day);
 }
 
 Result<PartitionWriter*> Writer::WriterFor(std::int64_t day) {

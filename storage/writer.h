@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -51,12 +52,24 @@ class Writer {
   // See EventStore::SetCommitObserver.
   void SetCommitObserver(CommitObserver observer);
 
+  // Called on the writer thread after every group commit; must be quick.
+  // REQUIRES: before Start().
+  void SetAfterCommit(std::function<void()> hook) { after_commit_ = std::move(hook); }
+
+  // Closes the writer's connection to `day`'s partition and runs `task` on
+  // the writer thread, between two commits, so that nothing writes to the
+  // partition meanwhile; blocks until it ran. Unavailable once stopping.
+  Status RunExclusive(std::int64_t day, std::function<void()> task);
+
  private:
   struct Job {
     std::vector<Record> records;
     EventStore::AppendCallback done;
     std::size_t bytes = 0;
     AppendResult result;
+    // Set for RunExclusive's jobs (which have no records): run alone.
+    std::function<void()> task;
+    std::int64_t task_day = 0;
   };
 
   void Run();
@@ -65,6 +78,7 @@ class Writer {
                  std::vector<std::pair<std::size_t, std::size_t>>& refs);
   void NotifyCommitted(std::int64_t day, const std::vector<EventKey>& keys);
   Result<PartitionWriter*> WriterFor(std::int64_t day);
+  void CloseWriter(std::int64_t day);
 
   // Constant after construction.
   PartitionSet& partitions_;
@@ -82,6 +96,8 @@ class Writer {
   // progress.
   std::mutex observer_mu_;
   CommitObserver observer_;  // guarded by observer_mu_
+
+  std::function<void()> after_commit_;  // constant after Start()
 
   // Writer thread only.
   std::map<std::int64_t, std::unique_ptr<PartitionWriter>> open_;
