@@ -120,15 +120,14 @@ void Writer::Run() {
     committed_rate_.Add(stored);
     {
       // Before the callbacks, so that a client that saw its batch
-      // acknowledged also sees it counted.
+      // acknowledged also sees it counted and no longer queued.
       std::lock_guard lock(mu_);
       committed_events_ += stored;
       last_commit_ = std::move(status);
+      queued_bytes_ -= bytes;
+      queued_events_ -= events;
     }
     for (Job& job : group) job.done(std::move(job.result));
-    std::lock_guard lock(mu_);
-    queued_bytes_ -= bytes;
-    queued_events_ -= events;
   }
 }
 
