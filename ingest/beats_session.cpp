@@ -14,6 +14,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include "ingest/ingest_metrics.h"
 #include "storage/async.h"
 
 namespace dashcam::ingest {
@@ -301,6 +302,7 @@ void BeatsSession::AckCommitted() {
     QueueAck(w.count, w.version);
     ++ctx_.metrics.windows;
     ctx_.metrics.events += w.count;
+    if (ctx_.registry) CountIngested(*ctx_.registry, "beats", w.count, w.blob.size());
     pending_bytes_ -= w.blob.size();
     pending_.pop_front();
   }

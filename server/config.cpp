@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "server/version.h"
+
 namespace dashcam::server {
 
 std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
@@ -13,7 +15,7 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
       "dashcam: a log server for GPU training fleets (Elasticsearch _bulk in, "
       "Lucene-style search out, SQLite FTS5 underneath)",
       "dashcam"};
-  app.set_version_flag("--version", "dashcam 0.1.0");
+  app.set_version_flag("--version", std::string("dashcam ") + kVersion);
   app.add_option("--listen", c.listen, "HTTP listen address host:port (port 0: any free port)")
       ->envname("DASHCAM_LISTEN")
       ->capture_default_str();

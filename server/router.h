@@ -4,8 +4,10 @@
 //   GET  /                      the web page (browsers), or the Elasticsearch
 //                               info document (clients asking for JSON)
 //   GET  /index.html /app.js ...  embedded web assets
-//   GET  /healthz               liveness
-//   GET  /metrics               counters, Prometheus text format
+//   GET  /healthz               liveness: the process answers
+//   GET  /readyz                readiness: storage writable, not overloaded
+//   GET  /metrics               counters and histograms, Prometheus text format
+//   GET  /api/v1/status         version, uptime, partitions, ingest rate, config
 //   POST /_bulk                 Elasticsearch bulk ingest
 //   POST /{index}/_bulk         same, with a default index
 //   POST /api/v1/ingest         NDJSON ingest
@@ -26,6 +28,7 @@
 // JSON answer is indented when the request asks `?pretty`.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <string>
 
@@ -34,18 +37,38 @@
 #include "api/body_stream.h"
 #include "api/search_handler.h"
 #include "ingest/ingest_handlers.h"
+#include "storage/metrics.h"
 
 namespace dashcam::server {
 
 using HttpRequest = ingest::HttpRequest;
 using HttpResponse = ingest::HttpResponse;
 
+// What GET /readyz answers: 200 when ready, else 503; `body` is JSON.
+struct Readiness {
+  bool ready = true;
+  std::string body;
+};
+
+// The operational endpoints besides /metrics, rendered by the server
+// (server/server_status.h). A null function: its endpoint answers 404.
+struct OpsEndpoints {
+  std::function<Readiness()> readiness;      // GET /readyz; quick, called on an I/O thread
+  std::function<std::string()> status_json;  // GET /api/v1/status; may block (run on workers)
+  // Where the query endpoints' latency is observed
+  // (dashcam_query_duration_seconds{endpoint}); null: nowhere.
+  Metrics* metrics = nullptr;
+};
+
+// The query endpoints whose latency is measured, as their `endpoint` label.
+inline constexpr const char* kQueryEndpoints[] = {"search", "histogram", "fields",    "context",
+                                                  "export", "tail",      "es_search", "es_count"};
+
 class Router {
  public:
   // `metrics_text` renders GET /metrics (Prometheus text format).
   Router(ingest::IngestContext& ingest, api::ApiContext& api,
-         std::function<std::string()> metrics_text)
-      : ingest_(ingest), api_(api), metrics_text_(std::move(metrics_text)) {}
+         std::function<std::string()> metrics_text, OpsEndpoints ops = {});
 
   boost::asio::awaitable<api::HttpAnswer> Handle(HttpRequest req);
 
@@ -55,6 +78,9 @@ class Router {
   ingest::IngestContext& ingest_;
   api::ApiContext& api_;
   const std::function<std::string()> metrics_text_;
+  const OpsEndpoints ops_;
+  // One per kQueryEndpoints entry; null without ops_.metrics.
+  std::array<HistogramMetric*, std::size(kQueryEndpoints)> latency_{};
 };
 
 }  // namespace dashcam::server

@@ -19,10 +19,13 @@
 
 #include "api/context_handler.h"
 #include "api/tail_hub.h"
+#include "ingest/ingest_metrics.h"
 #include "ingest/redactor.h"
 #include "server/beats_listener.h"
 #include "server/http_listener.h"
 #include "server/router.h"
+#include "server/server_status.h"
+#include "server/version.h"
 #include "storage/metrics.h"
 #include "storage/sqlite_store.h"
 
@@ -51,11 +54,12 @@ storage::SqliteStoreOptions StoreOptions(const Config& c, Metrics& metrics) {
   o.writer.partition.sync =
       c.sync == "normal" ? storage::SyncMode::kNormal : storage::SyncMode::kFull;
   o.writer.test_commit_delay_ms = c.test_commit_delay_ms;
+  o.writer.metrics = &metrics;
   return o;
 }
 
 void LogConfig(const Log& log, const Config& c) {
-  log.Info("starting", {{"version", "0.1.0"},
+  log.Info("starting", {{"version", kVersion},
                         {"listen", c.listen},
                         {"beats_listen", c.beats_listen},
                         {"data_dir", c.data_dir},
@@ -150,44 +154,6 @@ ingest::BeatsOptions BeatsOptionsFrom(const Config& c) {
   return o;
 }
 
-// Everything /metrics shows: the registry's counters plus the values kept
-// elsewhere (Beats sessions, the writer queue, partitions on disk).
-std::string RenderMetrics(const Metrics& metrics, const ingest::BeatsMetrics& beats,
-                          storage::SqliteStore& store, const api::TailHub& tails) {
-  std::string out = metrics.Render();
-  const std::pair<const char*, const std::atomic<std::uint64_t>*> beats_counters[] = {
-      {"dashcam_beats_connections_total", &beats.connections},
-      {"dashcam_beats_windows_total", &beats.windows},
-      {"dashcam_beats_events_total", &beats.events},
-      {"dashcam_beats_protocol_errors_total", &beats.protocol_errors}};
-  for (const auto& [name, value] : beats_counters) {
-    AppendMetricHeader(out, name, "Beats protocol listener.", "counter");
-    AppendMetricLine(out, name, "", value->load());
-  }
-  AppendMetricHeader(out, "dashcam_beats_active_connections", "Open Beats connections.", "gauge");
-  AppendMetricLine(out, "dashcam_beats_active_connections", "", beats.active_connections.load());
-  AppendMetricHeader(out, "dashcam_queue_bytes", "Bytes of events waiting for the writer.",
-                     "gauge");
-  AppendMetricLine(out, "dashcam_queue_bytes", "", store.queued_bytes());
-  AppendMetricHeader(out, "dashcam_tail_subscribers", "Connected live tails.", "gauge");
-  AppendMetricLine(out, "dashcam_tail_subscribers", "", tails.subscribers());
-  AppendMetricHeader(out, "dashcam_tail_queued_bytes",
-                     "Bytes of events queued for live tail clients, per client.", "gauge");
-  AppendMetricLine(out, "dashcam_tail_queued_bytes", "", tails.queued_bytes());
-  AppendMetricHeader(out, "dashcam_tail_memory_bytes",
-                     "Memory of the live tail queues (pieces shared by clients counted once).",
-                     "gauge");
-  AppendMetricLine(out, "dashcam_tail_memory_bytes", "", tails.memory_bytes());
-  const auto partitions = store.Partitions();
-  std::uint64_t disk = 0;
-  for (const auto& p : partitions) disk += p.bytes;
-  AppendMetricHeader(out, "dashcam_partitions", "Day partitions on disk.", "gauge");
-  AppendMetricLine(out, "dashcam_partitions", "", partitions.size());
-  AppendMetricHeader(out, "dashcam_disk_bytes", "Bytes of all partition files.", "gauge");
-  AppendMetricLine(out, "dashcam_disk_bytes", "", disk);
-  return out;
-}
-
 }  // namespace
 
 int RunServer(const Config& config, const Log& log) {
@@ -204,6 +170,7 @@ int RunServer(const Config& config, const Log& log) {
     return 2;
   }
   Metrics metrics;
+  ingest::RegisterIngestMetrics(metrics);
   auto store = storage::SqliteStore::Open(StoreOptions(config, metrics), log);
   if (!store.ok()) {
     log.Error("storage_open_failed", {{"error", store.status().ToString()}});
@@ -241,20 +208,23 @@ int RunServer(const Config& config, const Log& log) {
   api_ctx.context_scopes = std::move(std::get<0>(scopes));
   api_ctx.tails = &tails;
   ingest::BeatsMetrics beats_metrics;
-  Router router(ingest_ctx, api_ctx,
-                [&] { return RenderMetrics(metrics, beats_metrics, **store, tails); });
+  SessionRegistry registry;
+  ServerStatus status({config, **store, metrics, beats_metrics, tails, registry});
+  OpsEndpoints ops{[&status] { return status.Ready(); }, [&status] { return status.StatusJson(); },
+                   &metrics};
+  Router router(
+      ingest_ctx, api_ctx, [&status] { return status.MetricsText(); }, std::move(ops));
   HttpLimits limits;
   limits.max_body_bytes = config.max_body_bytes;
   limits.read_timeout = std::chrono::seconds(config.read_timeout_s);
-  SessionRegistry registry;
   HttpListener listener(ioc, router, limits, registry, log);
   if (auto s = listener.Bind(where); !s.ok()) {
     log.Error("listen_failed", {{"error", s.ToString()}});
     return 1;
   }
-  ingest::BeatsContext beats_ctx{**store,      workers.get_executor(),   parsers,
-                                 log,          BeatsOptionsFrom(config), WallClockMs,
-                                 beats_metrics};
+  ingest::BeatsContext beats_ctx{
+      **store,     workers.get_executor(), parsers, log, BeatsOptionsFrom(config),
+      WallClockMs, beats_metrics,          &metrics};
   std::unique_ptr<BeatsListener> beats;
   if (!config.beats_listen.empty()) {
     beats = std::make_unique<BeatsListener>(ioc, beats_ctx, log);
@@ -264,7 +234,12 @@ int RunServer(const Config& config, const Log& log) {
     }
   }
   const auto ep = listener.local_endpoint();
-  log.Info("listening", {{"addr", fmt::format("{}:{}", ep.address().to_string(), ep.port())}});
+  const std::string addr = fmt::format("{}:{}", ep.address().to_string(), ep.port());
+  log.Info("listening", {{"addr", addr}});
+  status.SetListenAddresses(
+      addr, beats ? fmt::format("{}:{}", beats->local_endpoint().address().to_string(),
+                                beats->local_endpoint().port())
+                  : "");
 
   asio::signal_set signals(ioc, SIGINT, SIGTERM);
   asio::co_spawn(ioc, DrainOnSignal(ioc, signals, listener, registry, beats.get(), log),
