@@ -139,6 +139,20 @@ TEST_F(RetentionTest, ByAgeDropsOldDaysPeriodicallyAndKeepsTheRest) {
     EXPECT_GT(d.at("bytes").as_int64(), 0);
   }
   EXPECT_EQ(dropped, (std::set<std::string>{FormatDay(today - 5), FormatDay(today - 3)}));
+  // /api/v1/status says what was dropped and what goes next: the oldest
+  // remaining day, at the start of tomorrow (today - 2 + 3).
+  auto status = client.Get("/api/v1/status");
+  ASSERT_EQ(status.status, 200) << status.body;
+  const json::object retention = json::parse(status.body).at("retention").as_object();
+  EXPECT_EQ(retention.at("max_age_days").as_int64(), 2) << retention;
+  EXPECT_TRUE(retention.at("max_disk_bytes").is_null()) << retention;
+  EXPECT_EQ(retention.at("dropped_partitions").as_int64(), 2) << retention;
+  EXPECT_EQ(retention.at("last_drop").at("reason").as_string(), "age") << retention;
+  EXPECT_EQ(retention.at("next_drop").at("day").as_string(), FormatDay(today - 2)) << retention;
+  EXPECT_EQ(retention.at("next_drop").at("reason").as_string(), "age") << retention;
+  EXPECT_EQ(retention.at("next_drop").at("due").as_string(),
+            FormatRfc3339Ms((today + 1) * 86'400'000))
+      << retention;
   // Events for a dropped day are still accepted; the partition they make goes
   // at the next check.
   Ingest(client, today - 4, 10, "late");
