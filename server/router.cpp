@@ -12,6 +12,7 @@
 #include "api/fields_handler.h"
 #include "api/histogram_handler.h"
 #include "api/json_pretty.h"
+#include "api/scoped_context.h"
 #include "api/tail_handler.h"
 #include "storage/async.h"
 #include "web/assets.h"
@@ -62,9 +63,10 @@ bool IsWrite(http::verb v) {
 
 }  // namespace
 
-boost::asio::awaitable<api::HttpAnswer> Router::Handle(HttpRequest req) {
+boost::asio::awaitable<api::HttpAnswer> Router::Handle(HttpRequest req,
+                                                       const boost::asio::ip::address& peer) {
   const bool pretty = api::WantsPretty(req.target());
-  api::HttpAnswer answer = co_await Route(std::move(req));
+  api::HttpAnswer answer = co_await Admit(std::move(req), peer);
   // Streams (export, tail) are written as they come; only whole JSON
   // answers are indented.
   if (auto* res = std::get_if<HttpResponse>(&answer);
@@ -74,6 +76,23 @@ boost::asio::awaitable<api::HttpAnswer> Router::Handle(HttpRequest req) {
     res->prepare_payload();
   }
   co_return answer;
+}
+
+boost::asio::awaitable<api::HttpAnswer> Router::Admit(HttpRequest req,
+                                                      const boost::asio::ip::address& peer) {
+  if (auth_ == nullptr) co_return co_await Route(std::move(req));
+  std::vector<std::string> seg = PathSegments(req.target());
+  if (seg.size() == 1 && seg[0].empty()) seg.clear();  // "/", as Route sees it
+  auto checked = co_await auth_->Check(req, seg, WantsHtml(req), peer);
+  if (auto* refused = std::get_if<HttpResponse>(&checked)) co_return std::move(*refused);
+  const query::Node* filter = std::get<Admission>(checked).row_filter();
+  if (filter == nullptr) co_return co_await Route(std::move(req));
+  // The same routes over a filtered view of the store, kept alive as long as
+  // the answer's stream.
+  auto scoped = std::make_shared<api::ScopedApiContext>(api_, *filter);
+  Router filtered(ingest_, scoped->ctx(), metrics_text_);
+  api::HttpAnswer answer = co_await filtered.Route(std::move(req));
+  co_return api::KeepAliveWith(std::move(answer), std::move(scoped));
 }
 
 boost::asio::awaitable<api::HttpAnswer> Router::Route(HttpRequest req) {

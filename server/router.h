@@ -21,6 +21,11 @@
 //   /_license, /_ilm, /_index_template, /_data_stream, /_ingest/pipeline,
 //   /_cluster/health, /_refresh  Elasticsearch management (api/es_handlers.h)
 //
+// With an AuthGate (--auth-file), every request is first admitted by it
+// (server/auth_gate.h: 401/403/429), and a read key with a row filter is
+// routed with a ScopedApiContext (api/scoped_context.h) so that whatever its
+// request reads is filtered.
+//
 // Handle is a pure function of the request (plus the services it calls). It
 // answers a complete response, or a stream (api/body_stream.h). Any complete
 // JSON answer is indented when the request asks `?pretty`.
@@ -30,10 +35,12 @@
 #include <string>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/address.hpp>
 
 #include "api/body_stream.h"
 #include "api/search_handler.h"
 #include "ingest/ingest_handlers.h"
+#include "server/auth_gate.h"
 
 namespace dashcam::server {
 
@@ -42,19 +49,25 @@ using HttpResponse = ingest::HttpResponse;
 
 class Router {
  public:
-  // `metrics_text` renders GET /metrics (Prometheus text format).
+  // `metrics_text` renders GET /metrics (Prometheus text format). `auth`
+  // null: every request is let through (no --auth-file).
   Router(ingest::IngestContext& ingest, api::ApiContext& api,
-         std::function<std::string()> metrics_text)
-      : ingest_(ingest), api_(api), metrics_text_(std::move(metrics_text)) {}
+         std::function<std::string()> metrics_text, AuthGate* auth = nullptr)
+      : ingest_(ingest), api_(api), metrics_text_(std::move(metrics_text)), auth_(auth) {}
 
-  boost::asio::awaitable<api::HttpAnswer> Handle(HttpRequest req);
+  // `peer`: the client's address, for the AuthGate's failure rate limit.
+  boost::asio::awaitable<api::HttpAnswer> Handle(HttpRequest req,
+                                                 const boost::asio::ip::address& peer = {});
 
  private:
+  boost::asio::awaitable<api::HttpAnswer> Admit(HttpRequest req,
+                                                const boost::asio::ip::address& peer);
   boost::asio::awaitable<api::HttpAnswer> Route(HttpRequest req);
 
   ingest::IngestContext& ingest_;
   api::ApiContext& api_;
   const std::function<std::string()> metrics_text_;
+  AuthGate* const auth_;
 };
 
 }  // namespace dashcam::server

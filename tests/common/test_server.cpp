@@ -118,13 +118,12 @@ bool TestServer::Spawn() {
   exit_.reset();
   error_.clear();
   std::vector<std::string> args = {options_.binary.empty() ? BinaryPath() : options_.binary,
-                                   "--listen",
-                                   "127.0.0.1:0",
-                                   "--data-dir",
-                                   options_.data_dir,
-                                   "--threads",
+                                   "--data-dir", options_.data_dir, "--threads",
                                    std::to_string(options_.threads)};
   const auto& extra = options_.extra_args;
+  if (std::find(extra.begin(), extra.end(), "--listen") == extra.end()) {
+    args.insert(args.end(), {"--listen", "127.0.0.1:0"});
+  }
   if (std::find(extra.begin(), extra.end(), "--beats-listen") == extra.end()) {
     args.insert(args.end(), {"--beats-listen", "127.0.0.1:0"});  // never the shared 5044
   }
