@@ -5,8 +5,8 @@
 // Iterations: a key that `dashcam hash-key --generate` makes is 32 random
 // bytes, which no amount of guessing finds, so its hash needs no stretching
 // beyond being one-way: kGeneratedKeyIterations keeps verifying it cheap
-// (~6 ms). A key typed by a person may be guessable: kChosenKeyIterations is
-// OWASP's 2023 figure for PBKDF2-HMAC-SHA256 (~300 ms here). Either way a
+// (~4 ms). A key typed by a person may be guessable: kChosenKeyIterations is
+// OWASP's 2023 figure for PBKDF2-HMAC-SHA256 (~200 ms here). Either way a
 // key is verified once per kVerifiedCacheTtl per client (api_keys.h).
 //
 // Thread-safety: pure functions (RandomBytes uses OpenSSL's thread-safe RNG).
