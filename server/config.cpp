@@ -99,6 +99,25 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
                  "bytes (today's is never dropped); 0 means no limit")
       ->envname("DASHCAM_MAX_DISK_BYTES")
       ->capture_default_str();
+  app.add_option("--auth-file", c.auth_file,
+                 "YAML file of API keys (roles ingest, read, admin; salted hashes: see "
+                 "`dashcam hash-key`); every endpoint but the page and /healthz then needs a key")
+      ->envname("DASHCAM_AUTH_FILE")
+      ->check(CLI::ExistingFile);
+  app.add_flag("--insecure-allow-open", c.insecure_allow_open,
+               "Allow listening on a non-loopback address without --auth-file (and a Beats "
+               "listener, which cannot authenticate, on one)")
+      ->envname("DASHCAM_INSECURE_ALLOW_OPEN");
+  app.add_option("--auth-failure-burst", c.auth_failure_burst,
+                 "Failed authentications a client address may make at once before 429")
+      ->envname("DASHCAM_AUTH_FAILURE_BURST")
+      ->check(CLI::Range(1u, 1'000'000u))
+      ->capture_default_str();
+  app.add_option("--auth-failure-refill-ms", c.auth_failure_refill_ms,
+                 "After the burst, one more failed authentication per this many ms")
+      ->envname("DASHCAM_AUTH_FAILURE_REFILL_MS")
+      ->check(CLI::Range(1u, 3'600'000u))
+      ->capture_default_str();
   app.add_flag("--debug", c.debug, "Log debug events")->envname("DASHCAM_DEBUG");
   app.add_option("--test-commit-delay-ms", c.test_commit_delay_ms)->group("");  // tests only
   app.add_option("--test-retention-check-ms", c.test_retention_check_ms)

@@ -33,6 +33,11 @@ struct Config {
   bool debug = false;
   int test_commit_delay_ms = 0;                    // hidden: slows every commit (tests)
   std::uint32_t test_retention_check_ms = 60'000;  // hidden: retention's check period
+  // Authentication (server/auth_gate.h, server/listen_guard.h).
+  std::string auth_file;             // YAML API keys (server/api_keys.h); empty: no auth
+  bool insecure_allow_open = false;  // allow non-loopback listeners without auth
+  unsigned auth_failure_burst = 10;  // failed attempts per client address at once
+  std::uint32_t auth_failure_refill_ms = 6'000;  // then one more per this
 };
 
 // What to do after parsing the command line.

@@ -15,6 +15,7 @@
 #include "api/fields_handler.h"
 #include "api/histogram_handler.h"
 #include "api/json_pretty.h"
+#include "api/scoped_context.h"
 #include "api/tail_handler.h"
 #include "storage/async.h"
 #include "web/assets.h"
@@ -118,8 +119,12 @@ class TimedBodyStream final : public api::BodyStream {
 }  // namespace
 
 Router::Router(ingest::IngestContext& ingest, api::ApiContext& api,
-               std::function<std::string()> metrics_text, OpsEndpoints ops)
-    : ingest_(ingest), api_(api), metrics_text_(std::move(metrics_text)), ops_(std::move(ops)) {
+               std::function<std::string()> metrics_text, OpsEndpoints ops, AuthGate* auth)
+    : ingest_(ingest),
+      api_(api),
+      metrics_text_(std::move(metrics_text)),
+      ops_(std::move(ops)),
+      auth_(auth) {
   if (!ops_.metrics) return;
   for (std::size_t i = 0; i < latency_.size(); ++i) {
     latency_[i] = &ops_.metrics->GetHistogram(
@@ -130,12 +135,13 @@ Router::Router(ingest::IngestContext& ingest, api::ApiContext& api,
   }
 }
 
-boost::asio::awaitable<api::HttpAnswer> Router::Handle(HttpRequest req) {
+boost::asio::awaitable<api::HttpAnswer> Router::Handle(HttpRequest req,
+                                                       const boost::asio::ip::address& peer) {
   const bool pretty = api::WantsPretty(req.target());
   const int endpoint = QueryEndpointIndex(req.method(), PathSegments(req.target()));
   HistogramMetric* latency = endpoint < 0 ? nullptr : latency_[static_cast<std::size_t>(endpoint)];
   const auto start = SteadyClock::now();
-  api::HttpAnswer answer = co_await Route(std::move(req));
+  api::HttpAnswer answer = co_await Admit(std::move(req), peer);
   if (latency) {
     auto* stream = std::get_if<api::StreamingResponse>(&answer);
     if (stream && kQueryEndpoints[endpoint] == std::string_view("export")) {
@@ -153,6 +159,23 @@ boost::asio::awaitable<api::HttpAnswer> Router::Handle(HttpRequest req) {
     res->prepare_payload();
   }
   co_return answer;
+}
+
+boost::asio::awaitable<api::HttpAnswer> Router::Admit(HttpRequest req,
+                                                      const boost::asio::ip::address& peer) {
+  if (auth_ == nullptr) co_return co_await Route(std::move(req));
+  std::vector<std::string> seg = PathSegments(req.target());
+  if (seg.size() == 1 && seg[0].empty()) seg.clear();  // "/", as Route sees it
+  auto checked = co_await auth_->Check(req, seg, WantsHtml(req), peer);
+  if (auto* refused = std::get_if<HttpResponse>(&checked)) co_return std::move(*refused);
+  const query::Node* filter = std::get<Admission>(checked).row_filter();
+  if (filter == nullptr) co_return co_await Route(std::move(req));
+  // The same routes over a filtered view of the store, kept alive as long as
+  // the answer's stream.
+  auto scoped = std::make_shared<api::ScopedApiContext>(api_, *filter);
+  Router filtered(ingest_, scoped->ctx(), metrics_text_);
+  api::HttpAnswer answer = co_await filtered.Route(std::move(req));
+  co_return api::KeepAliveWith(std::move(answer), std::move(scoped));
 }
 
 boost::asio::awaitable<api::HttpAnswer> Router::Route(HttpRequest req) {

@@ -23,6 +23,11 @@
 //   /_license, /_ilm, /_index_template, /_data_stream, /_ingest/pipeline,
 //   /_cluster/health, /_refresh  Elasticsearch management (api/es_handlers.h)
 //
+// With an AuthGate (--auth-file), every request is first admitted by it
+// (server/auth_gate.h: 401/403/429), and a read key with a row filter is
+// routed with a ScopedApiContext (api/scoped_context.h) so that whatever its
+// request reads is filtered.
+//
 // Handle is a pure function of the request (plus the services it calls). It
 // answers a complete response, or a stream (api/body_stream.h). Any complete
 // JSON answer is indented when the request asks `?pretty`.
@@ -33,10 +38,12 @@
 #include <string>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/address.hpp>
 
 #include "api/body_stream.h"
 #include "api/search_handler.h"
 #include "ingest/ingest_handlers.h"
+#include "server/auth_gate.h"
 #include "storage/metrics.h"
 
 namespace dashcam::server {
@@ -66,13 +73,19 @@ inline constexpr const char* kQueryEndpoints[] = {"search", "histogram", "fields
 
 class Router {
  public:
-  // `metrics_text` renders GET /metrics (Prometheus text format).
+  // `metrics_text` renders GET /metrics (Prometheus text format). `auth`
+  // null: every request is let through (no --auth-file).
   Router(ingest::IngestContext& ingest, api::ApiContext& api,
-         std::function<std::string()> metrics_text, OpsEndpoints ops = {});
+         std::function<std::string()> metrics_text, OpsEndpoints ops = {},
+         AuthGate* auth = nullptr);
 
-  boost::asio::awaitable<api::HttpAnswer> Handle(HttpRequest req);
+  // `peer`: the client's address, for the AuthGate's failure rate limit.
+  boost::asio::awaitable<api::HttpAnswer> Handle(HttpRequest req,
+                                                 const boost::asio::ip::address& peer = {});
 
  private:
+  boost::asio::awaitable<api::HttpAnswer> Admit(HttpRequest req,
+                                                const boost::asio::ip::address& peer);
   boost::asio::awaitable<api::HttpAnswer> Route(HttpRequest req);
 
   ingest::IngestContext& ingest_;
@@ -81,6 +94,7 @@ class Router {
   const OpsEndpoints ops_;
   // One per kQueryEndpoints entry; null without ops_.metrics.
   std::array<HistogramMetric*, std::size(kQueryEndpoints)> latency_{};
+  AuthGate* const auth_;
 };
 
 }  // namespace dashcam::server

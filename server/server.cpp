@@ -21,8 +21,10 @@
 #include "api/tail_hub.h"
 #include "ingest/ingest_metrics.h"
 #include "ingest/redactor.h"
+#include "server/auth_gate.h"
 #include "server/beats_listener.h"
 #include "server/http_listener.h"
+#include "server/listen_guard.h"
 #include "server/router.h"
 #include "server/server_status.h"
 #include "server/version.h"
@@ -66,6 +68,7 @@ void LogConfig(const Log& log, const Config& c) {
                         {"threads", c.threads},
                         {"sync", c.sync},
                         {"redaction", !c.no_redaction},
+                        {"auth_file", c.auth_file},
                         {"max_body_bytes", static_cast<std::uint64_t>(c.max_body_bytes)},
                         {"queue_bytes", static_cast<std::uint64_t>(c.queue_bytes)},
                         {"retention_days", c.retention_days},
@@ -154,6 +157,32 @@ ingest::BeatsOptions BeatsOptionsFrom(const Config& c) {
   return o;
 }
 
+FailureLimiterOptions FailureLimitsFrom(const Config& c) {
+  FailureLimiterOptions o;
+  o.burst = c.auth_failure_burst;
+  o.refill = std::chrono::milliseconds(c.auth_failure_refill_ms);
+  return o;
+}
+
+// The exit code when the listeners may not open as configured
+// (server/listen_guard.h); nullopt when they may.
+std::optional<int> CheckListeners(const Config& c, const HostPort& http, const HostPort& beats,
+                                  const Log& log) {
+  std::optional<HostPort> beats_on;
+  if (!c.beats_listen.empty()) beats_on = beats;
+  const bool auth_on = !c.auth_file.empty();
+  if (auto problem = OpenListenerProblem(http, beats_on, auth_on, c.insecure_allow_open)) {
+    log.Error("bad_config", {{"error", *problem}});
+    return 2;
+  }
+  for (const auto& exposed : UnauthenticatedExposures(http, beats_on, auth_on)) {
+    log.Warn("insecure_open",
+             {{"listener", exposed},
+              {"reason", "--insecure-allow-open: anyone who can reach it needs no credentials"}});
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 int RunServer(const Config& config, const Log& log) {
@@ -168,6 +197,18 @@ int RunServer(const Config& config, const Log& log) {
     log.Error("bad_config", {{"error", "--beats-listen must be host:port or empty"},
                              {"beats_listen", config.beats_listen}});
     return 2;
+  }
+  if (auto problem = CheckListeners(config, where, beats_where, log)) return *problem;
+  std::unique_ptr<ApiKeySet> keys;
+  if (!config.auth_file.empty()) {
+    auto loaded = ApiKeySet::Load(config.auth_file);
+    if (!loaded.ok()) {
+      log.Error("bad_config", {{"error", loaded.status().message()}});
+      return 2;
+    }
+    keys = std::move(*loaded);
+    log.Info("auth",
+             {{"keys", static_cast<std::uint64_t>(keys->size())}, {"auth_file", config.auth_file}});
   }
   Metrics metrics;
   ingest::RegisterIngestMetrics(metrics);
@@ -208,12 +249,17 @@ int RunServer(const Config& config, const Log& log) {
   api_ctx.context_scopes = std::move(std::get<0>(scopes));
   api_ctx.tails = &tails;
   ingest::BeatsMetrics beats_metrics;
+  std::unique_ptr<AuthGate> auth;
+  if (keys) {
+    auth = std::make_unique<AuthGate>(std::move(keys), FailureLimitsFrom(config), metrics,
+                                      workers.get_executor(), log);
+  }
   SessionRegistry registry;
   ServerStatus status({config, **store, metrics, beats_metrics, tails, registry});
   OpsEndpoints ops{[&status] { return status.Ready(); }, [&status] { return status.StatusJson(); },
                    &metrics};
   Router router(
-      ingest_ctx, api_ctx, [&status] { return status.MetricsText(); }, std::move(ops));
+      ingest_ctx, api_ctx, [&status] { return status.MetricsText(); }, std::move(ops), auth.get());
   HttpLimits limits;
   limits.max_body_bytes = config.max_body_bytes;
   limits.read_timeout = std::chrono::seconds(config.read_timeout_s);

@@ -14,8 +14,8 @@
 // the writer queue holds at least 3/4 of --queue-bytes (kHighWaterPercent),
 // the point past which ingest requests are about to be refused with 429.
 //
-// Extra sections: AddSection("retention", fn) makes StatusJson() carry a
-// member "retention" whose value fn returns, called on each request (on a
+// Extra sections: AddSection("name", fn) makes StatusJson() carry a
+// member "name" whose value fn returns, called on each request (on a
 // worker thread, concurrently with anything; fn must be thread-safe). This is
 // how parts that the status does not know of (retention) report there.
 //

@@ -118,13 +118,12 @@ bool TestServer::Spawn() {
   exit_.reset();
   error_.clear();
   std::vector<std::string> args = {options_.binary.empty() ? BinaryPath() : options_.binary,
-                                   "--listen",
-                                   "127.0.0.1:0",
-                                   "--data-dir",
-                                   options_.data_dir,
-                                   "--threads",
+                                   "--data-dir", options_.data_dir, "--threads",
                                    std::to_string(options_.threads)};
   const auto& extra = options_.extra_args;
+  if (std::find(extra.begin(), extra.end(), "--listen") == extra.end()) {
+    args.insert(args.end(), {"--listen", "127.0.0.1:0"});
+  }
   if (std::find(extra.begin(), extra.end(), "--beats-listen") == extra.end()) {
     args.insert(args.end(), {"--beats-listen", "127.0.0.1:0"});  // never the shared 5044
   }
@@ -153,10 +152,14 @@ bool TestServer::Spawn() {
 namespace {
 
 // The port of the first "127.0.0.1:PORT" at or after `from`; 0 if none.
+// The port of the line's "addr":"host:port" (any host: 127.0.0.1, 0.0.0.0, ::).
 std::uint16_t PortLoggedAt(const std::string& log, std::size_t from) {
-  const auto addr = log.find("127.0.0.1:", from);
+  const auto addr = log.find("\"addr\":\"", from);
   if (addr == std::string::npos) return 0;
-  return static_cast<std::uint16_t>(std::atoi(log.c_str() + addr + 10));
+  const auto end = log.find('"', addr + 8);
+  const auto colon = log.rfind(':', end);
+  if (end == std::string::npos || colon == std::string::npos || colon < addr + 8) return 0;
+  return static_cast<std::uint16_t>(std::atoi(log.c_str() + colon + 1));
 }
 
 }  // namespace

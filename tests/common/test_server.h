@@ -1,6 +1,7 @@
 // TestServer: runs the real dashcam binary for an integration test or a
 // benchmark, on loopback and a free port (the server picks it: --listen
-// 127.0.0.1:0), with its own data directory, and stops it. Its stdout and
+// 127.0.0.1:0, unless extra_args name --listen), with its own data
+// directory, and stops it. Its stdout and
 // stderr (the structured log) go to a file the caller can read.
 #pragma once
 
