@@ -1,6 +1,8 @@
 #include "server/config.h"
 
 #include <charconv>
+#include <cstdlib>
+#include <memory>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -8,6 +10,55 @@
 #include "server/version.h"
 
 namespace dashcam::server {
+namespace {
+
+// Reads --config as CLI11's TOML reader does, then applies our precedence.
+// CLI11 reads the file before the environment and only fills options still
+// unset from the environment, so a file would beat DASHCAM_* variables; we
+// want flags > environment > file > defaults, so a key whose option's
+// variable is set (non-empty, as CLI11 itself requires) is dropped here. It
+// also rejects what dashcam cannot mean: a [section] (there are none) or a key
+// that names no option, with a message naming the key.
+class ConfigFile : public CLI::ConfigTOML {
+ public:
+  explicit ConfigFile(const CLI::App& app) : app_(app) {}
+
+  std::vector<CLI::ConfigItem> from_config(std::istream& input) const override {
+    std::vector<CLI::ConfigItem> kept;
+    for (auto& item : CLI::ConfigTOML::from_config(input)) {
+      if (!item.parents.empty()) {
+        throw CLI::ConfigError(FileName() + ": unknown section [" + item.parents.front() +
+                               "]: dashcam's settings are top-level keys");
+      }
+      const CLI::Option* option = app_.get_option_no_throw("--" + item.name);
+      if (option == nullptr) {
+        throw CLI::ConfigError(FileName() + ": unknown setting '" + item.name +
+                               "': keys are the option names of `dashcam --help` without "
+                               "the leading --");
+      }
+      const char* env =
+          option->get_envname().empty() ? nullptr : std::getenv(option->get_envname().c_str());
+      if (env == nullptr || *env == '\0') kept.push_back(std::move(item));
+    }
+    return kept;
+  }
+
+ private:
+  // The command line is parsed before the file is read, so --config is known.
+  std::string FileName() const { return app_.get_config_ptr()->as<std::string>(); }
+
+  const CLI::App& app_;
+};
+
+// CLI::ExistingFile, except that "" is accepted: it is these options'
+// default (no file), and a config file spells the default that way.
+CLI::Validator ExistingFileOrNone() {
+  return CLI::Validator(
+      [](std::string& path) { return path.empty() ? std::string() : CLI::ExistingFile(path); },
+      "FILE");
+}
+
+}  // namespace
 
 std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
   Config c;
@@ -16,6 +67,14 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
       "Lucene-style search out, SQLite FTS5 underneath)",
       "dashcam"};
   app.set_version_flag("--version", std::string("dashcam ") + kVersion);
+  // No environment variable for the file itself: CLI11 reads the file before
+  // the environment. Keys are option names without "--" (see
+  // deploy/dashcam.example.toml); precedence is in ConfigFile above.
+  app.set_config("--config", "",
+                 "TOML file of settings (keys are these options without --); "
+                 "environment variables and flags override it");
+  app.config_formatter(std::make_shared<ConfigFile>(app));
+  app.allow_config_extras(CLI::config_extras_mode::error);
   app.add_option("--listen", c.listen, "HTTP listen address host:port (port 0: any free port)")
       ->envname("DASHCAM_LISTEN")
       ->capture_default_str();
@@ -68,7 +127,7 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
   app.add_option("--redaction-rules", c.redaction_rules,
                  "YAML file of redaction rules: add rules, disable defaults, mask fields")
       ->envname("DASHCAM_REDACTION_RULES")
-      ->check(CLI::ExistingFile);
+      ->check(ExistingFileOrNone());
   app.add_flag("--no-redaction", c.no_redaction,
                "Store secrets (tokens, passwords, keys) as sent instead of masking them")
       ->envname("DASHCAM_NO_REDACTION");
@@ -103,7 +162,7 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
                  "YAML file of API keys (roles ingest, read, admin; salted hashes: see "
                  "`dashcam hash-key`); every endpoint but the page and /healthz then needs a key")
       ->envname("DASHCAM_AUTH_FILE")
-      ->check(CLI::ExistingFile);
+      ->check(ExistingFileOrNone());
   app.add_flag("--insecure-allow-open", c.insecure_allow_open,
                "Allow listening on a non-loopback address without --auth-file (and a Beats "
                "listener, which cannot authenticate, on one)")
@@ -128,7 +187,10 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::ostringstream out, err;
     const int code = app.exit(e, out, err);
-    return ExitNow{code, code == 0 ? out.str() : err.str()};
+    if (code == 0) return ExitNow{0, out.str()};
+    // A configuration mistake exits 2 like the server's own checks, not with
+    // CLI11's per-error codes (100+); the message says which.
+    return ExitNow{2, err.str()};
   }
   if (c.threads == 0) c.threads = std::max(1u, std::thread::hardware_concurrency());
   return c;

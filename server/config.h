@@ -1,5 +1,7 @@
-// Config: every setting of the server, from flags or environment variables
-// (DASHCAM_<FLAG>, flags win). `dashcam --help` lists them all.
+// Config: every setting of the server, from flags, environment variables
+// (DASHCAM_<FLAG>) or a TOML file (--config; keys are the flag names without
+// "--", deploy/dashcam.example.toml lists them). Precedence: flags >
+// environment > file > defaults. `dashcam --help` lists them all.
 #pragma once
 
 #include <cstddef>
@@ -42,7 +44,7 @@ struct Config {
 
 // What to do after parsing the command line.
 struct ExitNow {
-  int code = 0;        // 0 after --help/--version
+  int code = 0;        // 0 after --help/--version; 2 for any bad flag, file or value
   std::string output;  // to print (stdout when code is 0, else stderr)
 };
 
