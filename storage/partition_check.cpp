@@ -26,7 +26,8 @@ std::uint32_t BigEndian(const unsigned char* p, int n) {
   return v;
 }
 
-Status CheckHeader(const std::string& path, std::uint64_t file_bytes) {
+// `wal_pending`: a non-empty -wal file lies beside the database (see below).
+Status CheckHeader(const std::string& path, std::uint64_t file_bytes, bool wal_pending) {
   std::array<unsigned char, kHeaderBytes> h{};
   std::ifstream in(path, std::ios::binary);
   if (!in.read(reinterpret_cast<char*>(h.data()), h.size())) {
@@ -44,9 +45,13 @@ Status CheckHeader(const std::string& path, std::uint64_t file_bytes) {
     return Status::Corruption(fmt::format("bad page size {}", page_size));
   }
   // The in-header size is valid when the change counter matches
-  // version-valid-for (always so since SQLite 3.7.0).
+  // version-valid-for (always so since SQLite 3.7.0). But a process killed
+  // during a WAL checkpoint leaves the file shorter than its header says (page
+  // 1, with the new size, is written before the later pages) while the WAL
+  // still holds every page: SQLite recovers that, so it is not truncation.
   const std::uint64_t pages = BigEndian(&h[28], 4);
-  if (BigEndian(&h[24], 4) == BigEndian(&h[92], 4) && file_bytes < pages * page_size) {
+  if (!wal_pending && BigEndian(&h[24], 4) == BigEndian(&h[92], 4) &&
+      file_bytes < pages * page_size) {
     return Status::Corruption(fmt::format("truncated: {} bytes, the header says {} pages of {}",
                                           file_bytes, pages, page_size));
   }
@@ -88,7 +93,8 @@ Status CheckPartitionFile(const std::string& path) {
   const std::uint64_t bytes = fs::file_size(path, ec);
   if (ec) return Status::IoError(fmt::format("size of {}: {}", path, ec.message()));
   if (bytes == 0) return Status::Ok();  // SQLite takes it as an empty database
-  if (auto s = CheckHeader(path, bytes); !s.ok()) return s;
+  const std::uint64_t wal_bytes = fs::file_size(path + "-wal", ec);
+  if (auto s = CheckHeader(path, bytes, !ec && wal_bytes > 0); !s.ok()) return s;
   return CheckSchema(path);
 }
 

@@ -15,7 +15,9 @@ namespace dashcam::storage {
 
 // Ok for a partition (of any schema version up to the current one) or an
 // empty file. Corruption, naming what is wrong, for: not an SQLite database
-// (garbage), a file shorter than its header says (truncated), an SQLite
+// (garbage), a file shorter than its header says (truncated; unless a
+// non-empty -wal file lies beside it, as after a crash during a checkpoint,
+// which SQLite recovers from the WAL), an SQLite
 // database without dashcam's schema. InvalidArgument for a partition written
 // by a newer dashcam (not damaged: it must not be quarantined). IoError when
 // the file cannot be read.
