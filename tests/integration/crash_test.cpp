@@ -3,10 +3,10 @@
 // random moments and restarted on the same data directory. Afterwards every
 // event whose acknowledgement a client received must be there: exactly once
 // for _bulk (each event carries a unique _id in its action line, so a batch
-// resent after a kill replaces rather than duplicates), at least once for
-// Beats (the protocol has no ids, and dashcam takes none from Beats events:
-// a window committed just before a kill and resent is stored twice, and the
-// test prints how often that happened). Every partition file must pass
+// resent after a kill replaces rather than duplicates), and exactly once for
+// Beats too (each event carries `@metadata._id`, as Filebeat's
+// `add_id`/fingerprint processors set it, so a window committed just before
+// a kill and resent stores nothing twice). Every partition file must pass
 // `PRAGMA integrity_check` once the server is stopped.
 //
 // Randomness is seeded: DASHCAM_CRASH_SEED=<n> replays a run.
@@ -350,6 +350,7 @@ TEST(CrashTest, AcknowledgedEventsSurviveRepeatedSigkill) {
   EXPECT_EQ(bulk_missing, 0u);
   EXPECT_EQ(bulk_dups, 0u);
   EXPECT_EQ(beats_missing, 0u);
+  EXPECT_EQ(beats_dup_events, 0u);
   EXPECT_EQ(phantoms, 0u);
   // A test that acknowledged nothing would prove nothing.
   EXPECT_GT(bulk_acked, 1000u);
