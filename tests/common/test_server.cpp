@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -230,12 +231,15 @@ void TestServer::Signal(int sig) const {
   if (pid > 0) kill(pid, sig);
 }
 
-std::optional<std::uint64_t> TestServer::PeakRssBytes() const {
-  if (pid_ <= 0) return std::nullopt;
-  std::ifstream in("/proc/" + std::to_string(pid_) + "/status");
+namespace {
+
+// A "<key>  <n> kB" line of /proc/<pid>/status, in bytes.
+std::optional<std::uint64_t> ProcStatusBytes(pid_t pid, std::string_view key) {
+  if (pid <= 0) return std::nullopt;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("VmHWM:", 0) != 0) continue;
+    if (!line.starts_with(key)) continue;
     const std::size_t digits = line.find_first_of("0123456789");
     std::uint64_t kib = 0;
     if (digits == std::string::npos ||
@@ -245,6 +249,16 @@ std::optional<std::uint64_t> TestServer::PeakRssBytes() const {
     return kib * 1024;
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> TestServer::PeakRssBytes() const {
+  return ProcStatusBytes(pid_, "VmHWM:");
+}
+
+std::optional<std::uint64_t> TestServer::RssBytes() const {
+  return ProcStatusBytes(pid_, "VmRSS:");
 }
 
 }  // namespace dashcam::testing

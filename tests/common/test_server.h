@@ -89,6 +89,8 @@ class TestServer {
   const std::optional<ExitStatus>& exit_status() const { return exit_; }
   // VmHWM from /proc/<pid>/status; empty if unreadable. REQUIRES: running.
   std::optional<std::uint64_t> PeakRssBytes() const;
+  // Its resident memory now (VmRSS); nullopt when not running.
+  std::optional<std::uint64_t> RssBytes() const;
 
   std::uint16_t port() const { return port_; }
   // The Beats listener's port, from its "beats_listening" line; 0 if off.

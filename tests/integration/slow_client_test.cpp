@@ -58,23 +58,6 @@ bool PeerClosed(int fd) {
   return n <= 0;
 }
 
-// VmRSS of `pid` from /proc; empty if unreadable.
-std::optional<std::uint64_t> RssBytes(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) != 0) continue;
-    const std::size_t digits = line.find_first_of("0123456789");
-    std::uint64_t kib = 0;
-    if (digits == std::string::npos ||
-        std::from_chars(line.data() + digits, line.data() + line.size(), kib).ec != std::errc()) {
-      return std::nullopt;
-    }
-    return kib * 1024;
-  }
-  return std::nullopt;
-}
-
 // The value of an unlabelled metric in /metrics; -1 if absent.
 long Metric(std::uint16_t port, const std::string& name) {
   HttpClient http("127.0.0.1", port);
@@ -157,7 +140,7 @@ TEST(SlowClientTest, ThousandIdleConnectionsCostNeitherThreadsNorMuchMemory) {
                 .status,
             200);
   ASSERT_EQ(http.Get("/api/v1/search?q=probe").status, 200);
-  const auto rss_before = RssBytes(server.pid());
+  const auto rss_before = server.RssBytes();
   ASSERT_TRUE(rss_before);
   const long active_before = Metric(server.port(), "dashcam_http_active_connections");
 
@@ -183,7 +166,7 @@ TEST(SlowClientTest, ThousandIdleConnectionsCostNeitherThreadsNorMuchMemory) {
   const double latency_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   EXPECT_EQ(res.status, 200) << res.error << res.body;
   EXPECT_NE(res.body.find("idle connections probe"), std::string::npos) << res.body;
-  const auto rss_after = RssBytes(server.pid());
+  const auto rss_after = server.RssBytes();
   ASSERT_TRUE(rss_after);
   const double growth_mib =
       (static_cast<double>(*rss_after) - static_cast<double>(*rss_before)) / (1 << 20);
