@@ -122,6 +122,12 @@ HttpResponse StorageErrorResponse(const HttpRequest& req, const Status& s) {
   if (s.code() == StatusCode::kInvalidArgument) {
     return MakeErrorResponse(req, http::status::bad_request, "illegal_argument", s.message());
   }
+  if (s.code() == StatusCode::kUnavailable) {  // e.g. a partition dropped by retention mid-query
+    auto res =
+        MakeErrorResponse(req, http::status::service_unavailable, "unavailable", s.message());
+    res.set(http::field::retry_after, "1");
+    return res;
+  }
   return MakeErrorResponse(req, http::status::internal_server_error, "storage_error", s.message());
 }
 

@@ -53,6 +53,10 @@ struct ApiContext {
   std::vector<std::vector<std::string>> context_scopes = {
       {"host.name", "log.file.path"}, {"container.id"}, {"agent.id"}, {"host.name"}, {"_index"}};
   TailHub* tails = nullptr;  // live tail (api/tail_hub.h); null: GET /api/v1/tail answers 404
+  // Set only in a request's ScopedApiContext (scoped_context.h), where
+  // `store` already applies it: the row filter, for readers that bypass the
+  // store (the live tail hub). Null: every event is visible.
+  const query::Node* row_filter = nullptr;
 };
 
 boost::asio::awaitable<HttpResponse> HandleSearch(HttpRequest req, ApiContext& ctx);

@@ -60,6 +60,16 @@ boost::asio::awaitable<HttpAnswer> HandleTail(HttpRequest req, ApiContext& ctx) 
   TailSubscription::Filter filter;
   filter.q = p.q;
   filter.query = std::move(std::get<query::Node>(parsed));
+  if (ctx.row_filter != nullptr) {
+    // The hub scans the whole store and shares one evaluation among the
+    // subscriptions of the same query text: the text must name the row
+    // filter too, or a filtered client would get an unfiltered one's events.
+    filter.q = "{row_filter " + query::DebugString(*ctx.row_filter) + "} " + p.q;
+    query::Node restricted{query::NodeKind::kAnd, 0, {}, {}, {}};
+    restricted.children.push_back(*ctx.row_filter);
+    restricted.children.push_back(std::move(filter.query));
+    filter.query = std::move(restricted);
+  }
   filter.from = p.from;
   filter.to = p.to;
   filter.format = p.format;

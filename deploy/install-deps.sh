@@ -26,7 +26,9 @@ done
 # Node.js and npm run the tests that use real client libraries (the server
 # itself needs neither). Any installed node/npm will do (a distribution's or
 # NodeSource's), so they are checked as commands, not as Debian packages.
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+# DASHCAM_WITHOUT_NODE=1 skips them for a build without tests (deploy/Dockerfile).
+if [ "${DASHCAM_WITHOUT_NODE:-0}" != "1" ] &&
+  { ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; }; then
   missing+=(nodejs npm)
 fi
 

@@ -14,6 +14,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include "ingest/ingest_metrics.h"
 #include "storage/async.h"
 
 namespace dashcam::ingest {
@@ -61,6 +62,19 @@ std::string IndexFromMetadata(const storage::Record& rec) {
   return version.empty() ? std::string(beat) : fmt::format("{}-{}", beat, version);
 }
 
+// Filebeat's way to give an event an id (set by its add_id or fingerprint
+// processors; its Elasticsearch output sends it as `_id`): `@metadata._id`,
+// written with
+// `@metadata.op_type` ("index" replaces; anything else creates). With an id,
+// a window resent after a lost ACK replaces nothing and stores nothing twice.
+void TakeIdFromMetadata(storage::Record& rec) {
+  for (const storage::Field& f : rec.fields) {
+    if (f.type != storage::Field::Type::kString) continue;
+    if (f.name == "@metadata._id") rec.doc_id = f.text;
+    if (f.name == "@metadata.op_type" && f.text == "index") rec.op = storage::WriteOp::kIndex;
+  }
+}
+
 // Parses the events `which` (0-based) of a window. Runs on a worker thread.
 // `blob` ends with simdjson padding.
 Result<std::vector<storage::Record>> ParseEvents(std::string_view blob, const EventSpans& events,
@@ -77,6 +91,7 @@ Result<std::vector<storage::Record>> ParseEvents(std::string_view blob, const Ev
           fmt::format("event seq {}: {}", i + 1, rec.status().message()));
     }
     rec->index = IndexFromMetadata(*rec);
+    TakeIdFromMetadata(*rec);
     out.push_back(std::move(*rec));
   }
   return out;
@@ -301,6 +316,7 @@ void BeatsSession::AckCommitted() {
     QueueAck(w.count, w.version);
     ++ctx_.metrics.windows;
     ctx_.metrics.events += w.count;
+    if (ctx_.registry) CountIngested(*ctx_.registry, "beats", w.count, w.blob.size());
     pending_bytes_ -= w.blob.size();
     pending_.pop_front();
   }

@@ -47,6 +47,7 @@
 #include "ingest/document_parser.h"
 #include "storage/event_store.h"
 #include "storage/log.h"
+#include "storage/metrics.h"
 
 namespace dashcam::ingest {
 
@@ -88,6 +89,9 @@ struct BeatsContext {
   BeatsOptions options;
   std::function<TimeMs()> now;  // wall clock, for events without @timestamp
   BeatsMetrics& metrics;
+  // Where ACKed events are counted with the HTTP protocols' (ingest_metrics.h,
+  // protocol="beats"). Default: null, not counted.
+  Metrics* registry = nullptr;
 };
 
 class BeatsSession : public std::enable_shared_from_this<BeatsSession> {

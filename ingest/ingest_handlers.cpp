@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 
 #include "ingest/gzip.h"
+#include "ingest/ingest_metrics.h"
 #include "ingest/ndjson_decoder.h"
 #include "storage/async.h"
 
@@ -138,20 +139,6 @@ std::string BulkResponseBody(const std::vector<BulkItem>& items, std::int64_t to
   }
   return json::serialize(
       json::object{{"took", took}, {"errors", errors}, {"items", std::move(out)}});
-}
-
-void CountIngested(Metrics& m, std::string_view protocol, std::uint64_t events,
-                   std::uint64_t bytes) {
-  const std::string labels = fmt::format("protocol=\"{}\"", protocol);
-  m.GetCounter("dashcam_ingest_events_total", "Events stored, by protocol.", labels).Add(events);
-  m.GetCounter("dashcam_ingest_bytes_total", "Decompressed request bytes, by protocol.", labels)
-      .Add(bytes);
-}
-
-void CountRejected(Metrics& m, std::string_view reason, std::uint64_t n = 1) {
-  m.GetCounter("dashcam_ingest_rejected_total", "Events not stored, by reason.",
-               fmt::format("reason=\"{}\"", reason))
-      .Add(n);
 }
 
 HttpResponse Refuse(const HttpRequest& req, const Status& s, Metrics& m) {

@@ -1,11 +1,64 @@
 #include "server/config.h"
 
 #include <charconv>
+#include <cstdlib>
+#include <memory>
 #include <thread>
 
 #include <CLI/CLI.hpp>
 
+#include "server/version.h"
+
 namespace dashcam::server {
+namespace {
+
+// Reads --config as CLI11's TOML reader does, then applies our precedence.
+// CLI11 reads the file before the environment and only fills options still
+// unset from the environment, so a file would beat DASHCAM_* variables; we
+// want flags > environment > file > defaults, so a key whose option's
+// variable is set (non-empty, as CLI11 itself requires) is dropped here. It
+// also rejects what dashcam cannot mean: a [section] (there are none) or a key
+// that names no option, with a message naming the key.
+class ConfigFile : public CLI::ConfigTOML {
+ public:
+  explicit ConfigFile(const CLI::App& app) : app_(app) {}
+
+  std::vector<CLI::ConfigItem> from_config(std::istream& input) const override {
+    std::vector<CLI::ConfigItem> kept;
+    for (auto& item : CLI::ConfigTOML::from_config(input)) {
+      if (!item.parents.empty()) {
+        throw CLI::ConfigError(FileName() + ": unknown section [" + item.parents.front() +
+                               "]: dashcam's settings are top-level keys");
+      }
+      const CLI::Option* option = app_.get_option_no_throw("--" + item.name);
+      if (option == nullptr) {
+        throw CLI::ConfigError(FileName() + ": unknown setting '" + item.name +
+                               "': keys are the option names of `dashcam --help` without "
+                               "the leading --");
+      }
+      const char* env =
+          option->get_envname().empty() ? nullptr : std::getenv(option->get_envname().c_str());
+      if (env == nullptr || *env == '\0') kept.push_back(std::move(item));
+    }
+    return kept;
+  }
+
+ private:
+  // The command line is parsed before the file is read, so --config is known.
+  std::string FileName() const { return app_.get_config_ptr()->as<std::string>(); }
+
+  const CLI::App& app_;
+};
+
+// CLI::ExistingFile, except that "" is accepted: it is these options'
+// default (no file), and a config file spells the default that way.
+CLI::Validator ExistingFileOrNone() {
+  return CLI::Validator(
+      [](std::string& path) { return path.empty() ? std::string() : CLI::ExistingFile(path); },
+      "FILE");
+}
+
+}  // namespace
 
 std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
   Config c;
@@ -13,7 +66,15 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
       "dashcam: a log server for GPU training fleets (Elasticsearch _bulk in, "
       "Lucene-style search out, SQLite FTS5 underneath)",
       "dashcam"};
-  app.set_version_flag("--version", "dashcam 0.1.0");
+  app.set_version_flag("--version", std::string("dashcam ") + kVersion);
+  // No environment variable for the file itself: CLI11 reads the file before
+  // the environment. Keys are option names without "--" (see
+  // deploy/dashcam.example.toml); precedence is in ConfigFile above.
+  app.set_config("--config", "",
+                 "TOML file of settings (keys are these options without --); "
+                 "environment variables and flags override it");
+  app.config_formatter(std::make_shared<ConfigFile>(app));
+  app.allow_config_extras(CLI::config_extras_mode::error);
   app.add_option("--listen", c.listen, "HTTP listen address host:port (port 0: any free port)")
       ->envname("DASHCAM_LISTEN")
       ->capture_default_str();
@@ -66,7 +127,7 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
   app.add_option("--redaction-rules", c.redaction_rules,
                  "YAML file of redaction rules: add rules, disable defaults, mask fields")
       ->envname("DASHCAM_REDACTION_RULES")
-      ->check(CLI::ExistingFile);
+      ->check(ExistingFileOrNone());
   app.add_flag("--no-redaction", c.no_redaction,
                "Store secrets (tokens, passwords, keys) as sent instead of masking them")
       ->envname("DASHCAM_NO_REDACTION");
@@ -86,14 +147,50 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
       ->envname("DASHCAM_MAX_TAILS")
       ->check(CLI::Range(std::size_t{0}, std::size_t{100'000}))
       ->capture_default_str();
+  app.add_option("--retention-days", c.retention_days,
+                 "Drop each UTC day partition once its events are this many days old "
+                 "(checked at startup and every minute; today's is never dropped); 0 keeps all")
+      ->envname("DASHCAM_RETENTION_DAYS")
+      ->check(CLI::Range(0u, 1'000'000u))
+      ->capture_default_str();
+  app.add_option("--max-disk-bytes", c.max_disk_bytes,
+                 "Drop the oldest day partitions while all of them take more than this many "
+                 "bytes (today's is never dropped); 0 means no limit")
+      ->envname("DASHCAM_MAX_DISK_BYTES")
+      ->capture_default_str();
+  app.add_option("--auth-file", c.auth_file,
+                 "YAML file of API keys (roles ingest, read, admin; salted hashes: see "
+                 "`dashcam hash-key`); every endpoint but the page and /healthz then needs a key")
+      ->envname("DASHCAM_AUTH_FILE")
+      ->check(ExistingFileOrNone());
+  app.add_flag("--insecure-allow-open", c.insecure_allow_open,
+               "Allow listening on a non-loopback address without --auth-file (and a Beats "
+               "listener, which cannot authenticate, on one)")
+      ->envname("DASHCAM_INSECURE_ALLOW_OPEN");
+  app.add_option("--auth-failure-burst", c.auth_failure_burst,
+                 "Failed authentications a client address may make at once before 429")
+      ->envname("DASHCAM_AUTH_FAILURE_BURST")
+      ->check(CLI::Range(1u, 1'000'000u))
+      ->capture_default_str();
+  app.add_option("--auth-failure-refill-ms", c.auth_failure_refill_ms,
+                 "After the burst, one more failed authentication per this many ms")
+      ->envname("DASHCAM_AUTH_FAILURE_REFILL_MS")
+      ->check(CLI::Range(1u, 3'600'000u))
+      ->capture_default_str();
   app.add_flag("--debug", c.debug, "Log debug events")->envname("DASHCAM_DEBUG");
   app.add_option("--test-commit-delay-ms", c.test_commit_delay_ms)->group("");  // tests only
+  app.add_option("--test-retention-check-ms", c.test_retention_check_ms)
+      ->check(CLI::Range(10u, 3'600'000u))
+      ->group("");  // tests only
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     std::ostringstream out, err;
     const int code = app.exit(e, out, err);
-    return ExitNow{code, code == 0 ? out.str() : err.str()};
+    if (code == 0) return ExitNow{0, out.str()};
+    // A configuration mistake exits 2 like the server's own checks, not with
+    // CLI11's per-error codes (100+); the message says which.
+    return ExitNow{2, err.str()};
   }
   if (c.threads == 0) c.threads = std::max(1u, std::thread::hardware_concurrency());
   return c;

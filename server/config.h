@@ -1,5 +1,7 @@
-// Config: every setting of the server, from flags or environment variables
-// (DASHCAM_<FLAG>, flags win). `dashcam --help` lists them all.
+// Config: every setting of the server, from flags, environment variables
+// (DASHCAM_<FLAG>) or a TOML file (--config; keys are the flag names without
+// "--", deploy/dashcam.example.toml lists them). Precedence: flags >
+// environment > file > defaults. `dashcam --help` lists them all.
 #pragma once
 
 #include <cstddef>
@@ -28,13 +30,21 @@ struct Config {
   std::string context_scope = "host.name+log.file.path,container.id,agent.id,host.name,_index";
   std::size_t tail_queue_bytes = 4u << 20;  // unsent live-tail events per client
   std::size_t max_tails = 1000;             // concurrent live tails
+  std::uint32_t retention_days = 0;         // drop day partitions older than this; 0: keep
+  std::uint64_t max_disk_bytes = 0;         // drop the oldest partitions beyond this; 0: no limit
   bool debug = false;
-  int test_commit_delay_ms = 0;  // hidden: slows every commit (tests)
+  int test_commit_delay_ms = 0;                    // hidden: slows every commit (tests)
+  std::uint32_t test_retention_check_ms = 60'000;  // hidden: retention's check period
+  // Authentication (server/auth_gate.h, server/listen_guard.h).
+  std::string auth_file;             // YAML API keys (server/api_keys.h); empty: no auth
+  bool insecure_allow_open = false;  // allow non-loopback listeners without auth
+  unsigned auth_failure_burst = 10;  // failed attempts per client address at once
+  std::uint32_t auth_failure_refill_ms = 6'000;  // then one more per this
 };
 
 // What to do after parsing the command line.
 struct ExitNow {
-  int code = 0;        // 0 after --help/--version
+  int code = 0;        // 0 after --help/--version; 2 for any bad flag, file or value
   std::string output;  // to print (stdout when code is 0, else stderr)
 };
 

@@ -45,11 +45,10 @@ HttpResponse TransportError(unsigned version, http::status status, std::string_v
 
 HttpSession::HttpSession(asio::ip::tcp::socket socket, Router& router, const HttpLimits& limits,
                          SessionRegistry& registry, const Log& log)
-    : stream_(std::move(socket)),
-      router_(router),
-      limits_(limits),
-      registry_(registry),
-      log_(log) {}
+    : stream_(std::move(socket)), router_(router), limits_(limits), registry_(registry), log_(log) {
+  beast::error_code ec;
+  peer_ = stream_.socket().remote_endpoint(ec).address();
+}
 
 void HttpSession::OnDrain() {
   if (body_ != nullptr) {
@@ -258,7 +257,7 @@ asio::awaitable<api::HttpAnswer> HttpSession::Dispatch(HttpRequest req) {
   const unsigned version = req.version();
   std::string error;
   try {
-    co_return co_await router_.Handle(std::move(req));
+    co_return co_await router_.Handle(std::move(req), peer_);
   } catch (const std::exception& e) {
     error = e.what();
   }

@@ -65,6 +65,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   boost::asio::awaitable<void> WatchForHangUp(std::uint64_t stream_id);
 
   boost::beast::tcp_stream stream_;
+  boost::asio::ip::address peer_;  // the client's address (unspecified if unknown)
   Router& router_;
   const HttpLimits& limits_;
   SessionRegistry& registry_;

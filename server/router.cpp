@@ -1,7 +1,10 @@
 #include "server/router.h"
 
+#include <chrono>
+#include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
 #include <boost/beast/http/field.hpp>
 #include <boost/url/parse.hpp>
 
@@ -12,6 +15,7 @@
 #include "api/fields_handler.h"
 #include "api/histogram_handler.h"
 #include "api/json_pretty.h"
+#include "api/scoped_context.h"
 #include "api/tail_handler.h"
 #include "storage/async.h"
 #include "web/assets.h"
@@ -60,11 +64,92 @@ bool IsWrite(http::verb v) {
   return v == http::verb::post || v == http::verb::put;
 }
 
+using SteadyClock = std::chrono::steady_clock;
+
+void ObserveSince(HistogramMetric& h, SteadyClock::time_point start) {
+  h.Observe(std::chrono::duration<double>(SteadyClock::now() - start).count());
+}
+
+// The kQueryEndpoints index of the handler Route picks for this request; -1
+// when it is not a query endpoint. Mirrors Route's conditions.
+int QueryEndpointIndex(http::verb method, const std::vector<std::string>& seg) {
+  auto index_of = [](std::string_view name) {
+    for (std::size_t i = 0; i < std::size(kQueryEndpoints); ++i) {
+      if (name == kQueryEndpoints[i]) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  if (seg.size() == 3 && seg[0] == "api" && seg[1] == "v1") {
+    const bool get_only = seg[2] == "export" || seg[2] == "tail";
+    return (get_only ? method == http::verb::get : IsRead(method)) ? index_of(seg[2]) : -1;
+  }
+  if (!seg.empty() && seg.size() <= 2 && (IsRead(method) || method == http::verb::post)) {
+    if (seg.back() == "_search") return index_of("es_search");
+    if (seg.back() == "_count") return index_of("es_count");
+  }
+  return -1;
+}
+
+// An export's latency is its whole length: observed when the body completes
+// (not when it fails or the client leaves).
+class TimedBodyStream final : public api::BodyStream {
+ public:
+  TimedBodyStream(std::unique_ptr<api::BodyStream> inner, HistogramMetric& latency,
+                  SteadyClock::time_point start)
+      : inner_(std::move(inner)), latency_(latency), start_(start) {}
+
+  boost::asio::awaitable<Result<std::string>> Next() override {
+    Result<std::string> piece = co_await inner_->Next();
+    if (piece.ok() && piece->empty() && !observed_) {
+      observed_ = true;
+      ObserveSince(latency_, start_);
+    }
+    co_return piece;
+  }
+  void Cancel() override { inner_->Cancel(); }
+  void Drain() override { inner_->Drain(); }
+
+ private:
+  std::unique_ptr<api::BodyStream> inner_;
+  HistogramMetric& latency_;
+  const SteadyClock::time_point start_;
+  bool observed_ = false;
+};
+
 }  // namespace
 
-boost::asio::awaitable<api::HttpAnswer> Router::Handle(HttpRequest req) {
+Router::Router(ingest::IngestContext& ingest, api::ApiContext& api,
+               std::function<std::string()> metrics_text, OpsEndpoints ops, AuthGate* auth)
+    : ingest_(ingest),
+      api_(api),
+      metrics_text_(std::move(metrics_text)),
+      ops_(std::move(ops)),
+      auth_(auth) {
+  if (!ops_.metrics) return;
+  for (std::size_t i = 0; i < latency_.size(); ++i) {
+    latency_[i] = &ops_.metrics->GetHistogram(
+        "dashcam_query_duration_seconds",
+        "Time to answer a query endpoint; for export, until the whole body is sent; for tail, "
+        "until the stream starts.",
+        kLatencySecondsBuckets, fmt::format("endpoint=\"{}\"", kQueryEndpoints[i]));
+  }
+}
+
+boost::asio::awaitable<api::HttpAnswer> Router::Handle(HttpRequest req,
+                                                       const boost::asio::ip::address& peer) {
   const bool pretty = api::WantsPretty(req.target());
-  api::HttpAnswer answer = co_await Route(std::move(req));
+  const int endpoint = QueryEndpointIndex(req.method(), PathSegments(req.target()));
+  HistogramMetric* latency = endpoint < 0 ? nullptr : latency_[static_cast<std::size_t>(endpoint)];
+  const auto start = SteadyClock::now();
+  api::HttpAnswer answer = co_await Admit(std::move(req), peer);
+  if (latency) {
+    auto* stream = std::get_if<api::StreamingResponse>(&answer);
+    if (stream && kQueryEndpoints[endpoint] == std::string_view("export")) {
+      stream->body = std::make_unique<TimedBodyStream>(std::move(stream->body), *latency, start);
+    } else {
+      ObserveSince(*latency, start);
+    }
+  }
   // Streams (export, tail) are written as they come; only whole JSON
   // answers are indented.
   if (auto* res = std::get_if<HttpResponse>(&answer);
@@ -74,6 +159,23 @@ boost::asio::awaitable<api::HttpAnswer> Router::Handle(HttpRequest req) {
     res->prepare_payload();
   }
   co_return answer;
+}
+
+boost::asio::awaitable<api::HttpAnswer> Router::Admit(HttpRequest req,
+                                                      const boost::asio::ip::address& peer) {
+  if (auth_ == nullptr) co_return co_await Route(std::move(req));
+  std::vector<std::string> seg = PathSegments(req.target());
+  if (seg.size() == 1 && seg[0].empty()) seg.clear();  // "/", as Route sees it
+  auto checked = co_await auth_->Check(req, seg, WantsHtml(req), peer);
+  if (auto* refused = std::get_if<HttpResponse>(&checked)) co_return std::move(*refused);
+  const query::Node* filter = std::get<Admission>(checked).row_filter();
+  if (filter == nullptr) co_return co_await Route(std::move(req));
+  // The same routes over a filtered view of the store, kept alive as long as
+  // the answer's stream.
+  auto scoped = std::make_shared<api::ScopedApiContext>(api_, *filter);
+  Router filtered(ingest_, scoped->ctx(), metrics_text_);
+  api::HttpAnswer answer = co_await filtered.Route(std::move(req));
+  co_return api::KeepAliveWith(std::move(answer), std::move(scoped));
 }
 
 boost::asio::awaitable<api::HttpAnswer> Router::Route(HttpRequest req) {
@@ -96,6 +198,16 @@ boost::asio::awaitable<api::HttpAnswer> Router::Route(HttpRequest req) {
   }
   if (seg.size() == 1 && seg[0] == "healthz") {
     co_return api::MakeJsonResponse(req, http::status::ok, R"({"status":"ok"})");
+  }
+  if (seg.size() == 1 && seg[0] == "readyz" && IsRead(method) && ops_.readiness) {
+    Readiness r = ops_.readiness();
+    co_return api::MakeJsonResponse(
+        req, r.ready ? http::status::ok : http::status::service_unavailable, std::move(r.body));
+  }
+  if (seg.size() == 3 && seg[0] == "api" && seg[1] == "v1" && seg[2] == "status" &&
+      IsRead(method) && ops_.status_json) {
+    std::string body = co_await storage::RunBlocking(api_.workers, ops_.status_json);
+    co_return api::MakeJsonResponse(req, http::status::ok, std::move(body));
   }
   if (seg.size() == 1 && seg[0] == "_bulk" && IsWrite(method)) {
     co_return co_await ingest::HandleBulk(std::move(req), "", ingest_);

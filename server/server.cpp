@@ -19,10 +19,15 @@
 
 #include "api/context_handler.h"
 #include "api/tail_hub.h"
+#include "ingest/ingest_metrics.h"
 #include "ingest/redactor.h"
+#include "server/auth_gate.h"
 #include "server/beats_listener.h"
 #include "server/http_listener.h"
+#include "server/listen_guard.h"
 #include "server/router.h"
+#include "server/server_status.h"
+#include "server/version.h"
 #include "storage/metrics.h"
 #include "storage/sqlite_store.h"
 
@@ -39,26 +44,35 @@ TimeMs WallClockMs() {
       .count();
 }
 
-storage::SqliteStoreOptions StoreOptions(const Config& c) {
+storage::SqliteStoreOptions StoreOptions(const Config& c, Metrics& metrics) {
   storage::SqliteStoreOptions o;
+  o.retention.max_age_days = c.retention_days;
+  o.retention.max_disk_bytes = c.max_disk_bytes;
+  o.retention.check_period = std::chrono::milliseconds(c.test_retention_check_ms);
+  o.now = WallClockMs;
+  o.metrics = &metrics;
   o.data_dir = c.data_dir;
   o.writer.max_queue_bytes = c.queue_bytes;
   o.writer.partition.sync =
       c.sync == "normal" ? storage::SyncMode::kNormal : storage::SyncMode::kFull;
   o.writer.test_commit_delay_ms = c.test_commit_delay_ms;
+  o.writer.metrics = &metrics;
   return o;
 }
 
 void LogConfig(const Log& log, const Config& c) {
-  log.Info("starting", {{"version", "0.1.0"},
+  log.Info("starting", {{"version", kVersion},
                         {"listen", c.listen},
                         {"beats_listen", c.beats_listen},
                         {"data_dir", c.data_dir},
                         {"threads", c.threads},
                         {"sync", c.sync},
                         {"redaction", !c.no_redaction},
+                        {"auth_file", c.auth_file},
                         {"max_body_bytes", static_cast<std::uint64_t>(c.max_body_bytes)},
-                        {"queue_bytes", static_cast<std::uint64_t>(c.queue_bytes)}});
+                        {"queue_bytes", static_cast<std::uint64_t>(c.queue_bytes)},
+                        {"retention_days", c.retention_days},
+                        {"max_disk_bytes", c.max_disk_bytes}});
 }
 
 // The redactor the configuration asks for; null with --no-redaction.
@@ -143,42 +157,30 @@ ingest::BeatsOptions BeatsOptionsFrom(const Config& c) {
   return o;
 }
 
-// Everything /metrics shows: the registry's counters plus the values kept
-// elsewhere (Beats sessions, the writer queue, partitions on disk).
-std::string RenderMetrics(const Metrics& metrics, const ingest::BeatsMetrics& beats,
-                          storage::SqliteStore& store, const api::TailHub& tails) {
-  std::string out = metrics.Render();
-  const std::pair<const char*, const std::atomic<std::uint64_t>*> beats_counters[] = {
-      {"dashcam_beats_connections_total", &beats.connections},
-      {"dashcam_beats_windows_total", &beats.windows},
-      {"dashcam_beats_events_total", &beats.events},
-      {"dashcam_beats_protocol_errors_total", &beats.protocol_errors}};
-  for (const auto& [name, value] : beats_counters) {
-    AppendMetricHeader(out, name, "Beats protocol listener.", "counter");
-    AppendMetricLine(out, name, "", value->load());
+FailureLimiterOptions FailureLimitsFrom(const Config& c) {
+  FailureLimiterOptions o;
+  o.burst = c.auth_failure_burst;
+  o.refill = std::chrono::milliseconds(c.auth_failure_refill_ms);
+  return o;
+}
+
+// The exit code when the listeners may not open as configured
+// (server/listen_guard.h); nullopt when they may.
+std::optional<int> CheckListeners(const Config& c, const HostPort& http, const HostPort& beats,
+                                  const Log& log) {
+  std::optional<HostPort> beats_on;
+  if (!c.beats_listen.empty()) beats_on = beats;
+  const bool auth_on = !c.auth_file.empty();
+  if (auto problem = OpenListenerProblem(http, beats_on, auth_on, c.insecure_allow_open)) {
+    log.Error("bad_config", {{"error", *problem}});
+    return 2;
   }
-  AppendMetricHeader(out, "dashcam_beats_active_connections", "Open Beats connections.", "gauge");
-  AppendMetricLine(out, "dashcam_beats_active_connections", "", beats.active_connections.load());
-  AppendMetricHeader(out, "dashcam_queue_bytes", "Bytes of events waiting for the writer.",
-                     "gauge");
-  AppendMetricLine(out, "dashcam_queue_bytes", "", store.queued_bytes());
-  AppendMetricHeader(out, "dashcam_tail_subscribers", "Connected live tails.", "gauge");
-  AppendMetricLine(out, "dashcam_tail_subscribers", "", tails.subscribers());
-  AppendMetricHeader(out, "dashcam_tail_queued_bytes",
-                     "Bytes of events queued for live tail clients, per client.", "gauge");
-  AppendMetricLine(out, "dashcam_tail_queued_bytes", "", tails.queued_bytes());
-  AppendMetricHeader(out, "dashcam_tail_memory_bytes",
-                     "Memory of the live tail queues (pieces shared by clients counted once).",
-                     "gauge");
-  AppendMetricLine(out, "dashcam_tail_memory_bytes", "", tails.memory_bytes());
-  const auto partitions = store.Partitions();
-  std::uint64_t disk = 0;
-  for (const auto& p : partitions) disk += p.bytes;
-  AppendMetricHeader(out, "dashcam_partitions", "Day partitions on disk.", "gauge");
-  AppendMetricLine(out, "dashcam_partitions", "", partitions.size());
-  AppendMetricHeader(out, "dashcam_disk_bytes", "Bytes of all partition files.", "gauge");
-  AppendMetricLine(out, "dashcam_disk_bytes", "", disk);
-  return out;
+  for (const auto& exposed : UnauthenticatedExposures(http, beats_on, auth_on)) {
+    log.Warn("insecure_open",
+             {{"listener", exposed},
+              {"reason", "--insecure-allow-open: anyone who can reach it needs no credentials"}});
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -196,12 +198,25 @@ int RunServer(const Config& config, const Log& log) {
                              {"beats_listen", config.beats_listen}});
     return 2;
   }
-  auto store = storage::SqliteStore::Open(StoreOptions(config), log);
+  if (auto problem = CheckListeners(config, where, beats_where, log)) return *problem;
+  std::unique_ptr<ApiKeySet> keys;
+  if (!config.auth_file.empty()) {
+    auto loaded = ApiKeySet::Load(config.auth_file);
+    if (!loaded.ok()) {
+      log.Error("bad_config", {{"error", loaded.status().message()}});
+      return 2;
+    }
+    keys = std::move(*loaded);
+    log.Info("auth",
+             {{"keys", static_cast<std::uint64_t>(keys->size())}, {"auth_file", config.auth_file}});
+  }
+  Metrics metrics;
+  ingest::RegisterIngestMetrics(metrics);
+  auto store = storage::SqliteStore::Open(StoreOptions(config, metrics), log);
   if (!store.ok()) {
     log.Error("storage_open_failed", {{"error", store.status().ToString()}});
     return 1;
   }
-  Metrics metrics;
   auto redactor = MakeRedactor(config, metrics, log);
   if (!redactor.ok()) {
     log.Error("bad_config", {{"error", redactor.status().message()}});
@@ -234,20 +249,28 @@ int RunServer(const Config& config, const Log& log) {
   api_ctx.context_scopes = std::move(std::get<0>(scopes));
   api_ctx.tails = &tails;
   ingest::BeatsMetrics beats_metrics;
-  Router router(ingest_ctx, api_ctx,
-                [&] { return RenderMetrics(metrics, beats_metrics, **store, tails); });
+  std::unique_ptr<AuthGate> auth;
+  if (keys) {
+    auth = std::make_unique<AuthGate>(std::move(keys), FailureLimitsFrom(config), metrics,
+                                      workers.get_executor(), log);
+  }
+  SessionRegistry registry;
+  ServerStatus status({config, **store, metrics, beats_metrics, tails, registry});
+  OpsEndpoints ops{[&status] { return status.Ready(); }, [&status] { return status.StatusJson(); },
+                   &metrics};
+  Router router(
+      ingest_ctx, api_ctx, [&status] { return status.MetricsText(); }, std::move(ops), auth.get());
   HttpLimits limits;
   limits.max_body_bytes = config.max_body_bytes;
   limits.read_timeout = std::chrono::seconds(config.read_timeout_s);
-  SessionRegistry registry;
   HttpListener listener(ioc, router, limits, registry, log);
   if (auto s = listener.Bind(where); !s.ok()) {
     log.Error("listen_failed", {{"error", s.ToString()}});
     return 1;
   }
-  ingest::BeatsContext beats_ctx{**store,      workers.get_executor(),   parsers,
-                                 log,          BeatsOptionsFrom(config), WallClockMs,
-                                 beats_metrics};
+  ingest::BeatsContext beats_ctx{
+      **store,     workers.get_executor(), parsers, log, BeatsOptionsFrom(config),
+      WallClockMs, beats_metrics,          &metrics};
   std::unique_ptr<BeatsListener> beats;
   if (!config.beats_listen.empty()) {
     beats = std::make_unique<BeatsListener>(ioc, beats_ctx, log);
@@ -257,7 +280,12 @@ int RunServer(const Config& config, const Log& log) {
     }
   }
   const auto ep = listener.local_endpoint();
-  log.Info("listening", {{"addr", fmt::format("{}:{}", ep.address().to_string(), ep.port())}});
+  const std::string addr = fmt::format("{}:{}", ep.address().to_string(), ep.port());
+  log.Info("listening", {{"addr", addr}});
+  status.SetListenAddresses(
+      addr, beats ? fmt::format("{}:{}", beats->local_endpoint().address().to_string(),
+                                beats->local_endpoint().port())
+                  : "");
 
   asio::signal_set signals(ioc, SIGINT, SIGTERM);
   asio::co_spawn(ioc, DrainOnSignal(ioc, signals, listener, registry, beats.get(), log),

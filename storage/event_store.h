@@ -14,6 +14,7 @@
 
 #include "storage/exploration.h"
 #include "storage/record.h"
+#include "storage/retention.h"
 
 namespace dashcam::storage {
 
@@ -120,6 +121,10 @@ class EventStore {
   virtual Result<std::optional<TimeExtent>> Extent() = 0;
 
   virtual std::vector<PartitionInfo> Partitions() = 0;
+
+  // Retention's policy, last drop and next drop (retention.h). Blocks
+  // briefly (stats the partition files). Default: no retention.
+  virtual RetentionStatus Retention() { return {}; }
 
   // Stops taking appends, commits everything queued, closes files. Idempotent.
   virtual void Close() = 0;

@@ -12,7 +12,7 @@
 namespace dashcam::storage {
 namespace {
 
-constexpr int kSchemaVersion = 3;
+constexpr int kSchemaVersion = kPartitionSchemaVersion;
 
 constexpr const char* kSchemaSql = R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;

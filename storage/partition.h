@@ -58,6 +58,9 @@ inline constexpr TimeMs KeyTime(EventKey k) {
   return k >> kSeqBits;
 }
 
+// The user_version of the schema above.
+inline constexpr int kPartitionSchemaVersion = 3;
+
 enum class SyncMode { kNormal, kFull };
 
 struct PartitionOptions {

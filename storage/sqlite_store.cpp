@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -16,6 +17,7 @@
 #include "storage/fts_query_compiler.h"
 #include "storage/histogram_accumulator.h"
 #include "storage/partition.h"
+#include "storage/partition_check.h"
 #include "storage/row_predicate.h"
 #include "storage/scope_match.h"
 #include "storage/vocabulary.h"
@@ -24,20 +26,45 @@ namespace dashcam::storage {
 
 class SqliteStore::ReaderSet {
  public:
-  ReaderSet(const PartitionSet& parts, int cache_kib) : parts_(parts), cache_kib_(cache_kib) {}
+  ReaderSet(PartitionSet& parts, int cache_kib) : parts_(parts), cache_kib_(cache_kib) {}
 
+  // A connection to `day`'s partition. One opened before the partition was
+  // dropped keeps reading it (its pin keeps the files) until EvictDropped.
   Result<PartitionReader*> For(std::int64_t day) {
     auto it = readers_.find(day);
-    if (it != readers_.end()) return it->second.get();
-    auto opened = PartitionReader::Open(parts_.PathFor(day), cache_kib_);
-    if (!opened.ok()) return opened.status();
-    return readers_.emplace(day, std::move(*opened)).first->second.get();
+    if (it != readers_.end()) return it->second.reader.get();
+    std::unique_ptr<PartitionReader> reader;
+    auto pin = parts_.OpenPinned(day, [&](const std::string& path) -> Status {
+      auto opened = PartitionReader::Open(path, cache_kib_);
+      if (!opened.ok()) return opened.status();
+      reader = std::move(*opened);
+      // One read opens the -wal and -shm files while they still have their names.
+      auto stmt = reader->Statement("SELECT count(*) FROM sqlite_master");
+      if (!stmt.ok()) return stmt.status();
+      const int rc = (*stmt)->Step();
+      (*stmt)->Reset();
+      return rc == SQLITE_ROW ? Status::Ok() : SqliteStatus(rc, reader->db(), "open partition");
+    });
+    if (!pin.ok()) return pin.status();
+    auto& entry = readers_[day];
+    entry.pin = std::move(*pin);
+    entry.reader = std::move(reader);
+    return entry.reader.get();
+  }
+
+  // Closes the connections to dropped partitions (releasing their files).
+  void EvictDropped() {
+    std::erase_if(readers_, [](const auto& entry) { return entry.second.pin->dropped(); });
   }
 
  private:
-  const PartitionSet& parts_;
+  struct Open {
+    PartitionPin pin;  // declared first: released after the connection closes
+    std::unique_ptr<PartitionReader> reader;
+  };
+  PartitionSet& parts_;
   const int cache_kib_;
-  std::map<std::int64_t, std::unique_ptr<PartitionReader>> readers_;
+  std::map<std::int64_t, Open> readers_;
 };
 
 // Returns its ReaderSet to the pool when destroyed.
@@ -46,6 +73,7 @@ class SqliteStore::Lease {
   Lease(SqliteStore& store, std::unique_ptr<ReaderSet> set) : store_(store), set_(std::move(set)) {}
   ~Lease() {
     std::lock_guard lock(store_.pool_mu_);
+    set_->EvictDropped();  // under pool_mu_: see SqliteStore::DropPartition
     store_.idle_readers_.push_back(std::move(set_));
   }
   Lease(const Lease&) = delete;
@@ -220,11 +248,77 @@ SqliteStore::~SqliteStore() {
 Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(SqliteStoreOptions options, const Log& log) {
   std::unique_ptr<SqliteStore> store(new SqliteStore(std::move(options), log));
   if (auto s = store->partitions_.Discover(); !s.ok()) return s;
-  for (const PartitionInfo& p : store->partitions_.List()) {
-    if (auto s = UpgradePartition(p.path, p.day); !s.ok()) return s;
+  if (auto s = store->QuarantineDamaged(); !s.ok()) return s;
+  SqliteStore* self = store.get();
+  auto now = self->options_.now;
+  if (!now) {
+    now = [] {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+          .count();
+    };
   }
+  store->retention_ = std::make_unique<RetentionEnforcer>(
+      self->options_.retention, [self] { return self->partitions_.List(); },
+      [self](std::int64_t day) { return self->DropPartition(day); }, std::move(now), log,
+      self->options_.metrics);
+  store->writer_.SetAfterCommit([self] { self->retention_->Poke(); });
   store->writer_.Start();
+  store->retention_->Start();  // drops what is due before the first request
   return store;
+}
+
+// Moves aside every partition file that cannot be served; fails only for
+// what moving aside would not fix (an unreadable directory, a newer schema).
+Status SqliteStore::QuarantineDamaged() {
+  for (const PartitionInfo& p : partitions_.List()) {
+    Status s = CheckPartitionFile(p.path);
+    if (s.ok()) s = UpgradePartition(p.path, p.day);
+    if (s.ok()) continue;
+    if (s.code() != StatusCode::kCorruption) return s.WithMessage(p.path + ": " + s.message());
+    auto moved = partitions_.Quarantine(p.day);
+    if (!moved.ok()) return moved.status();
+    log_.Error("partition_quarantined",
+               {{"partition", FormatDay(p.day)},
+                {"path", p.path},
+                {"moved_to", moved->moved.empty() ? std::string() : moved->moved.back()},
+                {"bytes", moved->bytes},
+                {"error", s.message()}});
+  }
+  return Status::Ok();
+}
+
+Result<DroppedPartition> SqliteStore::DropPartition(std::int64_t day) {
+  Result<DroppedPartition> out = Status::Internal("drop did not run");
+  auto ran = writer_.RunExclusive(day, [&] {
+    DroppedPartition d;
+    d.day = day;
+    // The count before the files move; the level counts answer it cheaply.
+    Db db;
+    if (db.Open(partitions_.PathFor(day), SQLITE_OPEN_READONLY).ok()) {
+      if (auto stmt = db.Prepare("SELECT coalesce(sum(n), 0) FROM level_minutes");
+          stmt.ok() && stmt->Step() == SQLITE_ROW) {
+        d.events = static_cast<std::uint64_t>(stmt->Int(0));
+      }
+    }
+    db.Close();
+    auto removed = partitions_.Drop(day);
+    if (!removed.ok()) {
+      out = removed.status();
+      return;
+    }
+    d.bytes = removed->bytes;
+    out = std::move(d);
+  });
+  if (!ran.ok()) return ran;
+  // Idle connections would keep the dropped files (and their space) alive.
+  std::lock_guard lock(pool_mu_);
+  for (auto& set : idle_readers_) set->EvictDropped();
+  return out;
+}
+
+RetentionStatus SqliteStore::Retention() {
+  return retention_->Status();
 }
 
 void SqliteStore::Append(std::vector<Record> records, AppendCallback done) {
@@ -232,6 +326,7 @@ void SqliteStore::Append(std::vector<Record> records, AppendCallback done) {
 }
 
 void SqliteStore::Close() {
+  if (retention_) retention_->Stop();
   // Read connections close first, so that the writer's connection is the last
   // one and checkpoints the WAL away.
   {

@@ -7,6 +7,7 @@
 // Thread-safety: all EventStore methods may be called concurrently.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -15,6 +16,7 @@
 #include "storage/event_store.h"
 #include "storage/log.h"
 #include "storage/partition_set.h"
+#include "storage/retention.h"
 #include "storage/writer.h"
 
 namespace dashcam::storage {
@@ -23,11 +25,18 @@ struct SqliteStoreOptions {
   std::string data_dir = "./data";
   WriterOptions writer;
   int reader_cache_kib = 8 * 1024;  // page cache per read connection
+  RetentionPolicy retention;        // Default: keep everything
+  // The wall clock that decides today's partition for retention.
+  std::function<TimeMs()> now;  // Default: the system clock
+  Metrics* metrics = nullptr;   // retention counters; may be null; outlives the store
 };
 
 class SqliteStore final : public EventStore {
  public:
-  // Opens the data directory, registers every partition, starts the writer.
+  // Opens the data directory, registers every partition, starts the writer,
+  // then drops what retention wants gone. A partition file that is damaged
+  // or not dashcam's (partition_check.h) is logged ("partition_quarantined")
+  // and moved to DATA/quarantine/; the rest is served.
   static Result<std::unique_ptr<SqliteStore>> Open(SqliteStoreOptions options, const Log& log);
   ~SqliteStore() override;
 
@@ -45,9 +54,11 @@ class SqliteStore final : public EventStore {
   Result<Neighbors> FindNeighbors(const SearchRequest& req, const NeighborsSpec& spec) override;
   Result<std::optional<TimeExtent>> Extent() override;
   std::vector<PartitionInfo> Partitions() override;
+  RetentionStatus Retention() override;
   void Close() override;
 
   std::size_t queued_bytes() const { return writer_.queued_bytes(); }
+  WriterStats writer_stats() const { return writer_.Stats(); }
 
  private:
   class ReaderSet;  // read connections of one leaseholder, by day
@@ -55,6 +66,9 @@ class SqliteStore final : public EventStore {
 
   SqliteStore(SqliteStoreOptions options, const Log& log);
   Lease LeaseReaders();
+  Status QuarantineDamaged();
+  // Retention's drop: on the writer thread, then closes idle connections.
+  Result<DroppedPartition> DropPartition(std::int64_t day);
 
   const SqliteStoreOptions options_;
   const Log& log_;
@@ -63,6 +77,7 @@ class SqliteStore final : public EventStore {
 
   std::mutex pool_mu_;
   std::vector<std::unique_ptr<ReaderSet>> idle_readers_;  // guarded by pool_mu_
+  std::unique_ptr<RetentionEnforcer> retention_;          // set in Open
 };
 
 }  // namespace dashcam::storage

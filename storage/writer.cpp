@@ -2,11 +2,23 @@
 
 #include <algorithm>
 #include <chrono>
+#include <future>
 
 namespace dashcam::storage {
 
 Writer::Writer(PartitionSet& partitions, WriterOptions options, const Log& log)
-    : partitions_(partitions), options_(options), log_(log) {}
+    : partitions_(partitions), options_(options), log_(log) {
+  if (Metrics* m = options_.metrics) {
+    group_events_ =
+        &m->GetHistogram("dashcam_commit_group_events",
+                         "Events per group commit (one transaction per day).", kBatchSizeBuckets);
+    commit_seconds_ =
+        &m->GetHistogram("dashcam_commit_duration_seconds",
+                         "Wall time of one group commit, fsync included.", kLatencySecondsBuckets);
+    commit_failures_ = &m->GetCounter("dashcam_commit_failures_total",
+                                      "Group commits that failed to store some events.");
+  }
+}
 
 Writer::~Writer() {
   Stop();
@@ -19,6 +31,21 @@ void Writer::Start() {
 std::size_t Writer::queued_bytes() const {
   std::lock_guard lock(mu_);
   return queued_bytes_;
+}
+
+WriterStats Writer::Stats() const {
+  WriterStats s;
+  {
+    std::lock_guard lock(mu_);
+    s.queued_bytes = queued_bytes_;
+    s.queued_events = queued_events_;
+    s.committed_events = committed_events_;
+    s.last_commit = last_commit_;
+    s.stopping = stopping_;
+  }
+  s.max_queue_bytes = options_.max_queue_bytes;
+  s.events_last_minute = committed_rate_.LastMinute();
+  return s;
 }
 
 void Writer::SetCommitObserver(CommitObserver observer) {
@@ -41,6 +68,7 @@ void Writer::Submit(std::vector<Record> records, EventStore::AppendCallback done
       job.records = std::move(records);
       job.done = std::move(done);
       queued_bytes_ += job.bytes;
+      queued_events_ += job.records.size();
       queue_.push_back(std::move(job));
       cv_.notify_one();
       return;
@@ -48,6 +76,25 @@ void Writer::Submit(std::vector<Record> records, EventStore::AppendCallback done
     lock.unlock();
     done(AppendResult{refusal, {}, {}});
   }
+}
+
+Status Writer::RunExclusive(std::int64_t day, std::function<void()> task) {
+  std::promise<void> ran;
+  auto done = ran.get_future();
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return Status::Unavailable("storage is shutting down");
+    Job job;
+    job.task = [&ran, task = std::move(task)] {
+      task();
+      ran.set_value();
+    };
+    job.task_day = day;
+    queue_.push_back(std::move(job));
+    cv_.notify_one();
+  }
+  done.wait();  // a queued job always runs: Run drains the queue before returning
+  return Status::Ok();
 }
 
 void Writer::Stop() {
@@ -68,24 +115,54 @@ void Writer::Run() {
       cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping and drained
       std::size_t records = 0;
-      while (!queue_.empty() && (group.empty() || records < options_.max_group_records)) {
+      while (!queue_.empty() && !queue_.front().task &&
+             (group.empty() || records < options_.max_group_records)) {
         records += queue_.front().records.size();
         group.push_back(std::move(queue_.front()));
         queue_.pop_front();
       }
+      if (group.empty()) {  // a RunExclusive task is first
+        group.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
     }
-    CommitGroup(group);
-    std::size_t bytes = 0;
-    for (Job& job : group) {
+    if (group.front().task) {
+      CloseWriter(group.front().task_day);
+      group.front().task();
+      continue;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    Status status = CommitGroup(group);
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    std::size_t bytes = 0, events = 0, stored = 0;
+    for (const Job& job : group) {
       bytes += job.bytes;
-      job.done(std::move(job.result));
+      events += job.records.size();
+      stored += static_cast<std::size_t>(
+          std::count_if(job.result.outcomes.begin(), job.result.outcomes.end(),
+                        [](RecordOutcome o) { return o != RecordOutcome::kFailed; }));
     }
-    std::lock_guard lock(mu_);
-    queued_bytes_ -= bytes;
+    if (group_events_) {
+      group_events_->Observe(static_cast<double>(events));
+      commit_seconds_->Observe(took.count());
+      if (!status.ok()) commit_failures_->Add();
+    }
+    committed_rate_.Add(stored);
+    {
+      // Before the callbacks, so that a client that saw its batch
+      // acknowledged also sees it counted and no longer queued.
+      std::lock_guard lock(mu_);
+      committed_events_ += stored;
+      last_commit_ = std::move(status);
+      queued_bytes_ -= bytes;
+      queued_events_ -= events;
+    }
+    if (after_commit_) after_commit_();
+    for (Job& job : group) job.done(std::move(job.result));
   }
 }
 
-void Writer::CommitGroup(std::vector<Job>& group) {
+Status Writer::CommitGroup(std::vector<Job>& group) {
   // Bucket every record by day: (job index, record index).
   std::map<std::int64_t, std::vector<std::pair<std::size_t, std::size_t>>> by_day;
   for (std::size_t j = 0; j < group.size(); ++j) {
@@ -99,11 +176,16 @@ void Writer::CommitGroup(std::vector<Job>& group) {
   if (options_.test_commit_delay_ms > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(options_.test_commit_delay_ms));
   }
-  for (auto& [day, refs] : by_day) CommitDay(day, group, refs);
+  Status first_failure;
+  for (auto& [day, refs] : by_day) {
+    Status s = CommitDay(day, group, refs);
+    if (first_failure.ok()) first_failure = std::move(s);
+  }
+  return first_failure;
 }
 
-void Writer::CommitDay(std::int64_t day, std::vector<Job>& group,
-                       std::vector<std::pair<std::size_t, std::size_t>>& refs) {
+Status Writer::CommitDay(std::int64_t day, std::vector<Job>& group,
+                         std::vector<std::pair<std::size_t, std::size_t>>& refs) {
   auto rec = [&](const std::pair<std::size_t, std::size_t>& r) -> const Record& {
     return group[r.first].records[r.second];
   };
@@ -128,7 +210,7 @@ void Writer::CommitDay(std::int64_t day, std::vector<Job>& group,
     for (const auto& r : refs) {
       if (group[r.first].result.status.ok()) group[r.first].result.status = status;
     }
-    return;
+    return status;
   }
   for (std::size_t k = 0; k < refs.size(); ++k) {
     AppendResult& res = group[refs[k].first].result;
@@ -137,6 +219,7 @@ void Writer::CommitDay(std::int64_t day, std::vector<Job>& group,
     res.ids[refs[k].second] = !r.doc_id.empty() ? r.doc_id : FormatEventKey(keys[k]);
   }
   NotifyCommitted(day, keys);
+  return Status::Ok();
 }
 
 void Writer::NotifyCommitted(std::int64_t day, const std::vector<EventKey>& keys) {
@@ -152,6 +235,11 @@ void Writer::NotifyCommitted(std::int64_t day, const std::vector<EventKey>& keys
   if (stored.empty()) return;
   if (!std::is_sorted(stored.begin(), stored.end())) std::sort(stored.begin(), stored.end());
   observer_(CommitNotice{day, stored});
+}
+
+void Writer::CloseWriter(std::int64_t day) {
+  open_.erase(day);
+  std::erase(open_order_, day);
 }
 
 Result<PartitionWriter*> Writer::WriterFor(std::int64_t day) {

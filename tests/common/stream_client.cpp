@@ -40,7 +40,7 @@ void StreamClient::Close() {
   fd_ = -1;
 }
 
-bool StreamClient::SendGet(std::string_view target) {
+bool StreamClient::SendGet(std::string_view target, std::string_view extra_headers) {
   if (fd_ < 0) return false;
   header_done_ = complete_ = in_chunk_ = chunked_ = false;
   status_ = 0;
@@ -49,7 +49,8 @@ bool StreamClient::SendGet(std::string_view target) {
   content_length_ = -1;
   chunk_left_ = 0;
   std::string req = "GET " + std::string(target) + " HTTP/1." +
-                    std::to_string(options_.http_minor) + "\r\nHost: 127.0.0.1\r\n\r\n";
+                    std::to_string(options_.http_minor) + "\r\nHost: 127.0.0.1\r\n" +
+                    std::string(extra_headers) + "\r\n";
   for (std::size_t sent = 0; sent < req.size();) {
     const ssize_t n = ::send(fd_, req.data() + sent, req.size() - sent, MSG_NOSIGNAL);
     if (n <= 0) return false;

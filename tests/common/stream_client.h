@@ -31,8 +31,9 @@ class StreamClient {
 
   bool ok() const { return fd_ >= 0; }
   // Sends `GET target` (keep-alive). Resets the state of the previous answer
-  // (bytes already read past it are kept).
-  bool SendGet(std::string_view target);
+  // (bytes already read past it are kept). `extra_headers`: "Name: value\r\n"
+  // lines to add.
+  bool SendGet(std::string_view target, std::string_view extra_headers = {});
   // Waits for the status line and headers. False on timeout or close.
   bool ReadHeader(std::chrono::milliseconds timeout);
   // Reads until `done(body())` holds, the body ends, or the timeout passes.

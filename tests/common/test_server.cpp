@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -118,13 +119,12 @@ bool TestServer::Spawn() {
   exit_.reset();
   error_.clear();
   std::vector<std::string> args = {options_.binary.empty() ? BinaryPath() : options_.binary,
-                                   "--listen",
-                                   "127.0.0.1:0",
-                                   "--data-dir",
-                                   options_.data_dir,
-                                   "--threads",
+                                   "--data-dir", options_.data_dir, "--threads",
                                    std::to_string(options_.threads)};
   const auto& extra = options_.extra_args;
+  if (std::find(extra.begin(), extra.end(), "--listen") == extra.end()) {
+    args.insert(args.end(), {"--listen", "127.0.0.1:0"});
+  }
   if (std::find(extra.begin(), extra.end(), "--beats-listen") == extra.end()) {
     args.insert(args.end(), {"--beats-listen", "127.0.0.1:0"});  // never the shared 5044
   }
@@ -153,10 +153,14 @@ bool TestServer::Spawn() {
 namespace {
 
 // The port of the first "127.0.0.1:PORT" at or after `from`; 0 if none.
+// The port of the line's "addr":"host:port" (any host: 127.0.0.1, 0.0.0.0, ::).
 std::uint16_t PortLoggedAt(const std::string& log, std::size_t from) {
-  const auto addr = log.find("127.0.0.1:", from);
+  const auto addr = log.find("\"addr\":\"", from);
   if (addr == std::string::npos) return 0;
-  return static_cast<std::uint16_t>(std::atoi(log.c_str() + addr + 10));
+  const auto end = log.find('"', addr + 8);
+  const auto colon = log.rfind(':', end);
+  if (end == std::string::npos || colon == std::string::npos || colon < addr + 8) return 0;
+  return static_cast<std::uint16_t>(std::atoi(log.c_str() + colon + 1));
 }
 
 }  // namespace
@@ -227,12 +231,15 @@ void TestServer::Signal(int sig) const {
   if (pid > 0) kill(pid, sig);
 }
 
-std::optional<std::uint64_t> TestServer::PeakRssBytes() const {
-  if (pid_ <= 0) return std::nullopt;
-  std::ifstream in("/proc/" + std::to_string(pid_) + "/status");
+namespace {
+
+// A "<key>  <n> kB" line of /proc/<pid>/status, in bytes.
+std::optional<std::uint64_t> ProcStatusBytes(pid_t pid, std::string_view key) {
+  if (pid <= 0) return std::nullopt;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("VmHWM:", 0) != 0) continue;
+    if (!line.starts_with(key)) continue;
     const std::size_t digits = line.find_first_of("0123456789");
     std::uint64_t kib = 0;
     if (digits == std::string::npos ||
@@ -242,6 +249,16 @@ std::optional<std::uint64_t> TestServer::PeakRssBytes() const {
     return kib * 1024;
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> TestServer::PeakRssBytes() const {
+  return ProcStatusBytes(pid_, "VmHWM:");
+}
+
+std::optional<std::uint64_t> TestServer::RssBytes() const {
+  return ProcStatusBytes(pid_, "VmRSS:");
 }
 
 }  // namespace dashcam::testing

@@ -1,6 +1,7 @@
 // TestServer: runs the real dashcam binary for an integration test or a
 // benchmark, on loopback and a free port (the server picks it: --listen
-// 127.0.0.1:0), with its own data directory, and stops it. Its stdout and
+// 127.0.0.1:0, unless extra_args name --listen), with its own data
+// directory, and stops it. Its stdout and
 // stderr (the structured log) go to a file the caller can read.
 #pragma once
 
@@ -88,6 +89,8 @@ class TestServer {
   const std::optional<ExitStatus>& exit_status() const { return exit_; }
   // VmHWM from /proc/<pid>/status; empty if unreadable. REQUIRES: running.
   std::optional<std::uint64_t> PeakRssBytes() const;
+  // Its resident memory now (VmRSS); nullopt when not running.
+  std::optional<std::uint64_t> RssBytes() const;
 
   std::uint16_t port() const { return port_; }
   // The Beats listener's port, from its "beats_listening" line; 0 if off.

@@ -1,0 +1,131 @@
+#include "storage/filtered_event_store.h"
+
+#include <utility>
+
+namespace dashcam::storage {
+
+FilteredEventStore::FilteredEventStore(EventStore& inner, query::Node filter)
+    : inner_(inner), filter_(std::move(filter)) {}
+
+query::Node FilteredEventStore::Restrict(const query::Node& query) const {
+  query::Node n{query::NodeKind::kAnd, 0, {}, {}, {}};
+  n.children.push_back(filter_);
+  n.children.push_back(query);
+  return n;
+}
+
+void FilteredEventStore::Append(std::vector<Record> records, AppendCallback done) {
+  inner_.Append(std::move(records), std::move(done));
+}
+
+Result<SearchPage> FilteredEventStore::Search(const SearchRequest& req) {
+  const query::Node q = Restrict(*req.query);
+  SearchRequest r = req;
+  r.query = &q;
+  return inner_.Search(r);
+}
+
+Result<std::vector<HistogramBucket>> FilteredEventStore::Histogram(const SearchRequest& req,
+                                                                   TimeMs interval) {
+  const query::Node q = Restrict(*req.query);
+  SearchRequest r = req;
+  r.query = &q;
+  return inner_.Histogram(r, interval);
+}
+
+Result<TermsResult> FilteredEventStore::TopValues(const SearchRequest& req,
+                                                  const std::string& field, std::size_t size,
+                                                  std::size_t max_events) {
+  const query::Node q = Restrict(*req.query);
+  SearchRequest r = req;
+  r.query = &q;
+  return inner_.TopValues(r, field, size, max_events);
+}
+
+Result<ScanPage> FilteredEventStore::Scan(const ScanRequest& req) {
+  const query::Node q = Restrict(*req.query);
+  ScanRequest r = req;
+  r.query = &q;
+  return inner_.Scan(r);
+}
+
+void FilteredEventStore::SetCommitObserver(CommitObserver observer) {
+  inner_.SetCommitObserver(std::move(observer));
+}
+
+Result<bool> FilteredEventStore::Matches(EventKey key, Clock::time_point deadline) {
+  ScanRequest r;
+  r.query = &filter_;
+  r.lo = key;
+  r.hi = key;
+  r.limit = 1;
+  r.deadline = deadline;
+  auto page = inner_.Scan(r);
+  if (!page.ok()) return page.status();
+  return !page->events.empty();
+}
+
+Result<std::optional<StoredEvent>> FilteredEventStore::Get(std::string_view id) {
+  auto event = inner_.Get(id);
+  if (!event.ok() || !*event) return event;
+  auto matches = Matches((*event)->key, Clock::time_point::max());
+  if (!matches.ok()) return matches.status();
+  if (!*matches) return std::optional<StoredEvent>();
+  return event;
+}
+
+Result<HistogramTable> FilteredEventStore::Histogram(const SearchRequest& req,
+                                                     const HistogramSpec& spec) {
+  const query::Node q = Restrict(*req.query);
+  SearchRequest r = req;
+  r.query = &q;
+  return inner_.Histogram(r, spec);
+}
+
+Result<FieldsSummary> FilteredEventStore::SummarizeFields(const SearchRequest& req,
+                                                          const FieldsSpec& spec) {
+  const query::Node q = Restrict(*req.query);
+  SearchRequest r = req;
+  r.query = &q;
+  return inner_.SummarizeFields(r, spec);
+}
+
+Result<Neighbors> FilteredEventStore::FindNeighbors(const SearchRequest& req,
+                                                    const NeighborsSpec& spec) {
+  // The same answer as for a key that does not exist: the view must not
+  // confirm that an event outside it is there.
+  auto matches = Matches(spec.anchor, req.deadline);
+  if (!matches.ok()) return matches.status();
+  if (!*matches) return Status::NotFound("no such anchor event");
+  const query::Node q = Restrict(*req.query);
+  SearchRequest r = req;
+  r.query = &q;
+  return inner_.FindNeighbors(r, spec);
+}
+
+Result<std::optional<TimeExtent>> FilteredEventStore::Extent() {
+  // The newest match is a search's first hit, the oldest an ascending scan's.
+  SearchRequest newest;
+  newest.query = &filter_;
+  newest.limit = 1;
+  newest.count_limit = 0;
+  auto last = inner_.Search(newest);
+  if (!last.ok()) return last.status();
+  if (last->hits.empty()) return std::optional<TimeExtent>();
+  ScanRequest oldest;
+  oldest.query = &filter_;
+  oldest.ascending = true;
+  oldest.limit = 1;
+  auto first = inner_.Scan(oldest);
+  if (!first.ok()) return first.status();
+  if (first->events.empty()) return std::optional<TimeExtent>();
+  return std::optional<TimeExtent>(TimeExtent{first->events[0].ts_ms, last->hits[0].ts_ms});
+}
+
+std::vector<PartitionInfo> FilteredEventStore::Partitions() {
+  return inner_.Partitions();
+}
+
+void FilteredEventStore::Close() {}
+
+}  // namespace dashcam::storage
