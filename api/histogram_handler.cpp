@@ -203,11 +203,12 @@ std::string Body(const HistogramParams& p, const Range& r, TimeMs interval,
 
 // The range the buckets cover: as given, else the stored events' extent
 // (see the header).
-Result<Range> ResolveRange(const QueryParams& p, storage::EventStore& store, TimeMs now) {
+Result<Range> ResolveRange(const QueryParams& p, storage::EventStore& store, TimeMs now,
+                           storage::Clock::time_point deadline) {
   Range r;
   std::optional<storage::TimeExtent> extent;
   if (!p.from || !p.to) {
-    auto stored = store.Extent();
+    auto stored = store.Extent(deadline);
     if (!stored.ok()) return stored.status();
     extent = *stored;
   }
@@ -268,7 +269,7 @@ boost::asio::awaitable<HttpResponse> HandleHistogram(HttpRequest req, ApiContext
   TimeMs interval = 0;
   auto result =
       co_await storage::RunBlocking(ctx.workers, [&]() -> Result<storage::HistogramTable> {
-        auto r = ResolveRange(p, ctx.store, now);
+        auto r = ResolveRange(p, ctx.store, now, start + ctx.query_timeout);
         if (!r.ok()) return r.status();
         range = *r;
         interval = hp.interval.value_or(AutoInterval(std::max<TimeMs>(range.to - range.from, 1)));

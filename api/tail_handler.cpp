@@ -61,15 +61,15 @@ boost::asio::awaitable<HttpAnswer> HandleTail(HttpRequest req, ApiContext& ctx) 
   filter.q = p.q;
   filter.query = std::move(std::get<query::Node>(parsed));
   if (ctx.row_filter != nullptr) {
-    // The hub scans the whole store and shares one evaluation among the
-    // subscriptions of the same query text: the text must name the row
-    // filter too, or a filtered client would get an unfiltered one's events.
-    filter.q = "{row_filter " + query::DebugString(*ctx.row_filter) + "} " + p.q;
+    // The hub scans the whole store, not the filtered view: the row filter
+    // goes into the subscription's own query.
     query::Node restricted{query::NodeKind::kAnd, 0, {}, {}, {}};
     restricted.children.push_back(*ctx.row_filter);
     restricted.children.push_back(std::move(filter.query));
     filter.query = std::move(restricted);
   }
+  filter.share_key = (ctx.row_filter != nullptr ? "filtered\x1f" : "open\x1f") + p.q + "\x1f" +
+                     query::DebugString(filter.query);
   filter.from = p.from;
   filter.to = p.to;
   filter.format = p.format;

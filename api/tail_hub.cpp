@@ -130,10 +130,11 @@ void TailHub::Dispatch() {
       for (storage::EventKey k : n.keys) day.emplace_back(k, n.seq);
     }
     for (auto& [day, entries] : keys) std::sort(entries.begin(), entries.end());
-    // One evaluation per distinct query text.
+    // One evaluation per distinct query (TailSubscription::Filter::share_key).
     std::map<std::string_view, std::vector<std::shared_ptr<TailSubscription>>> by_query;
-    for (const auto& s : subs) by_query[s->filter().q].push_back(s);
-    for (const auto& [q, group] : by_query) {
+    for (const auto& s : subs) by_query[s->filter().share_key].push_back(s);
+    for (const auto& [key, group] : by_query) {
+      const std::string& q = group.front()->filter().q;
       Status s = Deliver(group.front()->filter().query, keys, batch.front().seq, group);
       if (s.ok()) continue;
       log_.Error("tail_failed", {{"q", Truncated(q)}, {"error", s.ToString()}});

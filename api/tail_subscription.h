@@ -56,7 +56,12 @@ class TailSubscription : public std::enable_shared_from_this<TailSubscription> {
   enum class EndReason { kSlowClient, kShutdown, kLagging, kError };
 
   struct Filter {
-    std::string q;  // the query text: subscriptions with the same text share evaluation
+    std::string q;  // the query text, for logs
+    // Subscriptions with the same key share one evaluation per commit: the
+    // text, whether a row filter applies, and the query as resolved (its
+    // dates and the row filter included), so that neither a filter nor an
+    // older `now` leaks from one subscription to another.
+    std::string share_key;
     query::Node query;
     TimeMs from = kMinEventTime;  // event time bounds, [from, to)
     TimeMs to = kMaxEventTime;

@@ -1,5 +1,7 @@
 #include "server/api_keys.h"
 
+#include <algorithm>
+
 #include <set>
 
 #include <fmt/format.h>
@@ -57,6 +59,8 @@ Status CheckEntry(ApiKey& key, const std::string& path, const std::string& where
   }
   if (key.filter_text.empty()) return Status::Ok();
   if (key.role != Role::kRead) return Bad(path, where + ": only a read key may have a filter");
+  // Parsed here to refuse a bad filter at startup; each request parses it
+  // again with its own now (server/router.cpp), for date math.
   auto parsed = api::ParseQuery(key.filter_text);
   if (auto* err = std::get_if<api::QueryError>(&parsed)) {
     return Bad(path,
@@ -130,7 +134,20 @@ Result<std::unique_ptr<ApiKeySet>> ApiKeySet::Load(const std::string& path) {
   return std::make_unique<ApiKeySet>(std::move(keys));
 }
 
-ApiKeySet::ApiKeySet(std::vector<ApiKey> keys) : keys_(std::move(keys)) {}
+namespace {
+
+KeyHash DecoyHash(const std::vector<ApiKey>& keys) {
+  std::vector<std::uint32_t> iterations;
+  for (const ApiKey& k : keys) iterations.push_back(k.hash.iterations);
+  if (iterations.empty()) return HashKey("decoy", kMinIterations);
+  std::nth_element(iterations.begin(), iterations.begin() + iterations.size() / 2,
+                   iterations.end());
+  return HashKey("decoy", iterations[iterations.size() / 2]);
+}
+
+}  // namespace
+
+ApiKeySet::ApiKeySet(std::vector<ApiKey> keys) : keys_(std::move(keys)), decoy_(DecoyHash(keys_)) {}
 
 const ApiKey* ApiKeySet::Find(std::string_view id) const {
   for (const auto& k : keys_) {
@@ -154,7 +171,7 @@ std::string CacheKey(std::string_view id, std::string_view key) {
 std::optional<ApiKeySet::Verdict> ApiKeySet::CachedVerify(std::string_view id,
                                                           std::string_view key) {
   const ApiKey* k = Find(id);
-  if (k == nullptr) return Verdict{Outcome::kUnknownKey, nullptr};
+  if (k == nullptr) return std::nullopt;  // Verify spends the time a known id would
   const std::string ck = CacheKey(id, key);
   std::lock_guard lock(mu_);
   auto it = verified_.find(ck);
@@ -169,6 +186,10 @@ std::optional<ApiKeySet::Verdict> ApiKeySet::CachedVerify(std::string_view id,
 ApiKeySet::Verdict ApiKeySet::Verify(std::string_view id, std::string_view key) {
   if (auto cached = CachedVerify(id, key)) return *cached;
   const ApiKey* k = Find(id);
+  if (k == nullptr) {
+    VerifyKey(key, decoy_);
+    return Verdict{Outcome::kUnknownKey, nullptr};
+  }
   if (!VerifyKey(key, k->hash)) return Verdict{Outcome::kBadKey, nullptr};
   const auto now = std::chrono::steady_clock::now();
   std::lock_guard lock(mu_);

@@ -12,7 +12,8 @@
 //       filter: 'user:zhangsan' # read keys only: ANDed into every query
 //       ...
 // The key itself is never stored. A filter is parsed when the file is
-// loaded (a bad one stops startup); date math in it (now-1d) resolves then.
+// loaded (a bad one stops startup) and again for each request, so that date
+// math in it (now-1d) means that request's now.
 //
 // Verification is PBKDF2 (deliberately slow), so a successful one is cached
 // in memory for kVerifiedCacheTtl, keyed by SHA-256(id, key): a client that
@@ -72,9 +73,11 @@ class ApiKeySet {
     const ApiKey* key = nullptr;  // when kOk; lives as long as this set
   };
   // From the cache only: kOk when (id, key) was verified within the TTL,
-  // else nullopt (not known either way). Cheap: for an I/O thread.
+  // else nullopt (not known either way, also for an unknown id). Cheap: for
+  // an I/O thread.
   std::optional<Verdict> CachedVerify(std::string_view id, std::string_view key);
-  // The full check (runs PBKDF2 unless cached). Blocks: call on a worker.
+  // The full check (runs PBKDF2 unless cached, also for an unknown id).
+  // Blocks: call on a worker.
   Verdict Verify(std::string_view id, std::string_view key);
 
   std::size_t size() const { return keys_.size(); }
@@ -84,6 +87,10 @@ class ApiKeySet {
 
   // Constant after construction.
   const std::vector<ApiKey> keys_;
+  // What an unknown id is checked against, so that it costs what a known
+  // one does and its answer's timing does not tell which ids exist: a hash
+  // with the median iteration count of the keys.
+  const KeyHash decoy_;
 
   std::mutex mu_;
   // SHA-256(id '\0' key) -> when the entry expires. Guarded by mu_.

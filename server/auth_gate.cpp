@@ -81,21 +81,21 @@ boost::asio::awaitable<std::variant<Admission, api::HttpResponse>> AuthGate::Che
     if (problem->error == CredentialsError::kMissing) {
       co_return Unauthorized(req, "missing", problem->reason, peer);
     }
-    if (auto wait = limiter_.Blocked(peer, now)) co_return RateLimited(req, *wait);
-    limiter_.RecordFailure(peer, now);
+    if (auto wait = limiter_.Charge(peer, now)) co_return RateLimited(req, *wait);
     co_return Unauthorized(req, "malformed", problem->reason, peer);
   }
   const Credentials& c = std::get<Credentials>(parsed);
-  auto verdict = keys_->CachedVerify(c.id, c.key);
-  if (!verdict || verdict->outcome != ApiKeySet::Outcome::kOk) {
-    // Only a recently verified key passes a blocked address.
-    if (auto wait = limiter_.Blocked(peer, now)) co_return RateLimited(req, *wait);
-  }
+  auto verdict = keys_->CachedVerify(c.id, c.key);  // only a recent success is cached
   if (!verdict) {
+    // A failure is charged before the check, in one step with the test for
+    // a lockout, and refunded on success: guesses in flight at once count
+    // against the address too (each costs a worker a PBKDF2 run). Only a
+    // recently verified key passes a blocked address.
+    if (auto wait = limiter_.Charge(peer, now)) co_return RateLimited(req, *wait);
     verdict = co_await storage::RunBlocking(workers_, [&] { return keys_->Verify(c.id, c.key); });
+    if (verdict->outcome == ApiKeySet::Outcome::kOk) limiter_.Refund(peer);
   }
   if (verdict->outcome != ApiKeySet::Outcome::kOk) {
-    limiter_.RecordFailure(peer, now);
     const bool unknown = verdict->outcome == ApiKeySet::Outcome::kUnknownKey;
     co_return Unauthorized(req, unknown ? "unknown_key" : "bad_key", "invalid API key id or key",
                            peer);

@@ -51,8 +51,22 @@ std::optional<std::chrono::seconds> FailureLimiter::Blocked(const boost::asio::i
   if (b == nullptr) return std::nullopt;
   Refill(*b, now);
   if (b->tokens >= 1) return std::nullopt;
-  const double ms = (1 - b->tokens) * static_cast<double>(options_.refill.count());
+  return WaitFor(*b);
+}
+
+std::chrono::seconds FailureLimiter::WaitFor(const Bucket& b) const {
+  const double ms = (1 - b.tokens) * static_cast<double>(options_.refill.count());
   return std::chrono::seconds(std::max<long long>(1, static_cast<long long>(std::ceil(ms / 1000))));
+}
+
+std::optional<std::chrono::seconds> FailureLimiter::Charge(const boost::asio::ip::address& addr,
+                                                           TimePoint now) {
+  std::lock_guard lock(mu_);
+  Bucket& b = BucketFor(KeyOf(addr), now);
+  Refill(b, now);
+  if (b.tokens < 1) return WaitFor(b);
+  b.tokens -= 1;
+  return std::nullopt;
 }
 
 void FailureLimiter::RecordFailure(const boost::asio::ip::address& addr, TimePoint now) {
@@ -60,6 +74,13 @@ void FailureLimiter::RecordFailure(const boost::asio::ip::address& addr, TimePoi
   Bucket& b = BucketFor(KeyOf(addr), now);
   Refill(b, now);
   b.tokens = std::max(0.0, b.tokens - 1);
+}
+
+void FailureLimiter::Refund(const boost::asio::ip::address& addr) {
+  std::lock_guard lock(mu_);
+  auto it = buckets_.find(KeyOf(addr));
+  Bucket* b = it != buckets_.end() ? &it->second : overflow_init_ ? &overflow_ : nullptr;
+  if (b != nullptr) b->tokens = std::min(static_cast<double>(options_.burst), b->tokens + 1);
 }
 
 std::size_t FailureLimiter::tracked() const {

@@ -41,6 +41,11 @@ class FailureLimiter {
   std::optional<std::chrono::seconds> Blocked(const boost::asio::ip::address& addr, TimePoint now);
   // Takes a token from `addr`'s bucket.
   void RecordFailure(const boost::asio::ip::address& addr, TimePoint now);
+  // Blocked and RecordFailure in one step: nullopt and a token taken when
+  // `addr` may try now; else how long until it may, and nothing taken.
+  std::optional<std::chrono::seconds> Charge(const boost::asio::ip::address& addr, TimePoint now);
+  // Gives back what Charge took, for an attempt that turned out right.
+  void Refund(const boost::asio::ip::address& addr);
 
   std::size_t tracked() const;
 
@@ -51,6 +56,7 @@ class FailureLimiter {
   };
   static std::string KeyOf(const boost::asio::ip::address& addr);
   void Refill(Bucket& b, TimePoint now) const;
+  std::chrono::seconds WaitFor(const Bucket& b) const;       // REQUIRES: b.tokens < 1
   Bucket& BucketFor(const std::string& key, TimePoint now);  // REQUIRES: mu_ held
 
   const FailureLimiterOptions options_;

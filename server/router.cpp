@@ -15,6 +15,7 @@
 #include "api/fields_handler.h"
 #include "api/histogram_handler.h"
 #include "api/json_pretty.h"
+#include "api/query_params.h"
 #include "api/scoped_context.h"
 #include "api/tail_handler.h"
 #include "storage/async.h"
@@ -168,11 +169,19 @@ boost::asio::awaitable<api::HttpAnswer> Router::Admit(HttpRequest req,
   if (seg.size() == 1 && seg[0].empty()) seg.clear();  // "/", as Route sees it
   auto checked = co_await auth_->Check(req, seg, WantsHtml(req), peer);
   if (auto* refused = std::get_if<HttpResponse>(&checked)) co_return std::move(*refused);
-  const query::Node* filter = std::get<Admission>(checked).row_filter();
-  if (filter == nullptr) co_return co_await Route(std::move(req));
+  const Admission& admitted = std::get<Admission>(checked);
+  if (admitted.row_filter() == nullptr) co_return co_await Route(std::move(req));
+  // The filter is parsed again for each request so that its dates
+  // (`@timestamp:>=now-7d`) mean this request's now, not the server's start.
+  auto filter = api::ParseRequestQuery(admitted.key->filter_text, api_.now());
+  if (auto* err = std::get_if<api::QueryError>(&filter)) {  // it parsed when loaded
+    co_return api::MakeErrorResponse(req, http::status::internal_server_error, "auth_error",
+                                     "the API key's filter no longer parses: " + err->reason);
+  }
   // The same routes over a filtered view of the store, kept alive as long as
   // the answer's stream.
-  auto scoped = std::make_shared<api::ScopedApiContext>(api_, *filter);
+  auto scoped =
+      std::make_shared<api::ScopedApiContext>(api_, std::move(std::get<query::Node>(filter)));
   Router filtered(ingest_, scoped->ctx(), metrics_text_);
   api::HttpAnswer answer = co_await filtered.Route(std::move(req));
   co_return api::KeepAliveWith(std::move(answer), std::move(scoped));

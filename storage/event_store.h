@@ -118,7 +118,8 @@ class EventStore {
   virtual Result<Neighbors> FindNeighbors(const SearchRequest& req, const NeighborsSpec& spec) = 0;
 
   // The times of the oldest and newest stored events; nullopt when empty.
-  virtual Result<std::optional<TimeExtent>> Extent() = 0;
+  // DeadlineExceeded past `deadline` (a filtered view searches for them).
+  virtual Result<std::optional<TimeExtent>> Extent(Clock::time_point deadline) = 0;
 
   virtual std::vector<PartitionInfo> Partitions() = 0;
 

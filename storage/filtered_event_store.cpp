@@ -103,9 +103,10 @@ Result<Neighbors> FilteredEventStore::FindNeighbors(const SearchRequest& req,
   return inner_.FindNeighbors(r, spec);
 }
 
-Result<std::optional<TimeExtent>> FilteredEventStore::Extent() {
+Result<std::optional<TimeExtent>> FilteredEventStore::Extent(Clock::time_point deadline) {
   // The newest match is a search's first hit, the oldest an ascending scan's.
   SearchRequest newest;
+  newest.deadline = deadline;
   newest.query = &filter_;
   newest.limit = 1;
   newest.count_limit = 0;
@@ -113,6 +114,7 @@ Result<std::optional<TimeExtent>> FilteredEventStore::Extent() {
   if (!last.ok()) return last.status();
   if (last->hits.empty()) return std::optional<TimeExtent>();
   ScanRequest oldest;
+  oldest.deadline = deadline;
   oldest.query = &filter_;
   oldest.ascending = true;
   oldest.limit = 1;

@@ -45,7 +45,7 @@ class FilteredEventStore final : public EventStore {
   Result<HistogramTable> Histogram(const SearchRequest& req, const HistogramSpec& spec) override;
   Result<FieldsSummary> SummarizeFields(const SearchRequest& req, const FieldsSpec& spec) override;
   Result<Neighbors> FindNeighbors(const SearchRequest& req, const NeighborsSpec& spec) override;
-  Result<std::optional<TimeExtent>> Extent() override;
+  Result<std::optional<TimeExtent>> Extent(Clock::time_point deadline) override;
   std::vector<PartitionInfo> Partitions() override;
   void Close() override;
 

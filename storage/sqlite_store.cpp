@@ -1001,7 +1001,7 @@ Result<Neighbors> SqliteStore::FindNeighbors(const SearchRequest& req, const Nei
   return out;
 }
 
-Result<std::optional<TimeExtent>> SqliteStore::Extent() {
+Result<std::optional<TimeExtent>> SqliteStore::Extent(Clock::time_point /*deadline*/) {
   Lease lease = LeaseReaders();
   std::vector<std::int64_t> days = partitions_.DaysOverlapping(kMinEventTime, kMaxEventTime);
   // The first partition, walking `days`, with an event: its min or max key.

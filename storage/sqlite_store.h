@@ -52,7 +52,7 @@ class SqliteStore final : public EventStore {
   Result<HistogramTable> Histogram(const SearchRequest& req, const HistogramSpec& spec) override;
   Result<FieldsSummary> SummarizeFields(const SearchRequest& req, const FieldsSpec& spec) override;
   Result<Neighbors> FindNeighbors(const SearchRequest& req, const NeighborsSpec& spec) override;
-  Result<std::optional<TimeExtent>> Extent() override;
+  Result<std::optional<TimeExtent>> Extent(Clock::time_point deadline) override;
   std::vector<PartitionInfo> Partitions() override;
   RetentionStatus Retention() override;
   void Close() override;

@@ -4,12 +4,15 @@
 // refusal to open a non-loopback listener without auth, and a read key's row
 // filter on every read endpoint (search, histogram, fields, context,
 // export, tail, _search, _count with aggregations).
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -458,6 +461,60 @@ TEST(AuthRateLimitTest, FailuresPerAddressAreLimited) {
   EXPECT_NE(metrics.body.find("dashcam_auth_failures_total{reason=\"rate_limited\"} 2"),
             std::string::npos)
       << metrics.body;
+}
+
+// Guesses sent at once count as failures before they are judged, so a
+// burst of parallel connections gets no more tries than a sequential one.
+TEST(AuthRateLimitTest, ParallelGuessesAreChargedBeforeTheyAreChecked) {
+  TempDir dir;
+  const std::string path = dir.path() + "/keys.yml";
+  std::ofstream(path) << "keys:\n" << HashKeyEntry("root", "admin", "admin-secret-4");
+  TestServer server(dir.path() + "/data", {"--auth-file", path, "--auth-failure-burst", "3",
+                                           "--auth-failure-refill-ms", "600000"});
+  ASSERT_TRUE(server.Start()) << server.error();
+  constexpr int kGuesses = 12;
+  std::vector<int> status(kGuesses);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kGuesses; ++i) {
+    threads.emplace_back([&, i] {
+      HttpClient c("127.0.0.1", server.port());
+      const Headers guess = {{"Authorization", "Bearer root:guess-" + std::to_string(i)}};
+      status[i] = c.Request("GET", "/_search", {}, guess).status;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(std::count(status.begin(), status.end(), 401), 3);
+  EXPECT_EQ(std::count(status.begin(), status.end(), 429), kGuesses - 3);
+  // The right key, checked after the lockout began, waits like a guess.
+  HttpClient c("127.0.0.1", server.port());
+  EXPECT_EQ(c.Request("GET", "/_search", {}, AuthFor(kAdmin)).status, 429);
+}
+
+// A filter's date math means each request's now: a "last hour" key keeps
+// seeing the last hour (with now taken at startup, or as 0, it would not).
+TEST(AuthFilterTest, DateMathInAFilterIsResolvedPerRequest) {
+  TempDir dir;
+  const std::string path = dir.path() + "/keys.yml";
+  std::ofstream(path) << "keys:\n"
+                      << HashKeyEntry("root", "admin", "admin-secret-4")
+                      << HashKeyEntry("recent", "read", "recent-secret-5", "@timestamp:>=now-1h");
+  TestServer server(dir.path() + "/data", {"--auth-file", path});
+  ASSERT_TRUE(server.Start()) << server.error();
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+  HttpClient c("127.0.0.1", server.port());
+  auto r = c.Request(
+      "POST", "/_bulk",
+      BulkOf({Event(now - 30 * 60'000, "alice", 1), Event(now - 2 * 3'600'000, "alice", 2),
+              Event(now + 3'600'000, "alice", 3)}),
+      AuthFor(kAdmin));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const Headers recent = {{"Authorization", "Bearer recent:recent-secret-5"}};
+  auto search = c.Request("GET", "/api/v1/search?q=user:alice&track_total_hits=true", {}, recent);
+  ASSERT_EQ(search.status, 200) << search.body;
+  // The event of 30 minutes ago and the one an hour ahead; not 2 hours ago.
+  EXPECT_EQ(json::parse(search.body).at("total").as_int64(), 2) << search.body;
 }
 
 TEST(AuthStartupTest, NonLoopbackListenersNeedAuthOrAnExplicitOptOut) {

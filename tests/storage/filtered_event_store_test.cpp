@@ -90,7 +90,7 @@ TEST_F(FilteredEventStoreTest, EveryReadIsRestricted) {
   scan.query = &all;
   EXPECT_EQ(alice.Scan(scan)->events.size(), 10u);
 
-  auto extent = alice.Extent();
+  auto extent = alice.Extent(Clock::time_point::max());
   ASSERT_TRUE(extent.ok() && extent->has_value());
   EXPECT_EQ((*extent)->first, kT0);
   EXPECT_EQ((*extent)->last, kT0 + 18'000);  // the last event (bob's) is not alice's

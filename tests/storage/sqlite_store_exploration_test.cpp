@@ -255,11 +255,11 @@ TEST_F(SqliteStoreExplorationTest, NeighborsMatchScopeValuesExactly) {
 }
 
 TEST_F(SqliteStoreExplorationTest, ExtentSpansPartitions) {
-  auto empty = store_->Extent();
+  auto empty = store_->Extent(Clock::time_point::max());
   ASSERT_TRUE(empty.ok());
   EXPECT_FALSE(empty->has_value());
   MustAppend({Ev(kT0 + 2 * kMsPerDay, "INFO"), Ev(kT0, "INFO"), Ev(kT0 + kMsPerDay, "INFO")});
-  auto extent = store_->Extent();
+  auto extent = store_->Extent(Clock::time_point::max());
   ASSERT_TRUE(extent.ok() && extent->has_value());
   EXPECT_EQ((*extent)->first, kT0);
   EXPECT_EQ((*extent)->last, kT0 + 2 * kMsPerDay);
