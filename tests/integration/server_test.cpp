@@ -105,7 +105,9 @@ class ServerTest : public ::testing::Test {
     ASSERT_TRUE(server_->Start()) << server_->ReadLog();
   }
   void TearDown() override {
-    if (server_->pid() > 0) EXPECT_EQ(server_->Stop(), 0) << server_->ReadLog();
+    if (server_->pid() > 0) {
+      EXPECT_EQ(server_->Stop(), 0) << server_->ReadLog();
+    }
   }
   HttpClient Client() { return HttpClient("127.0.0.1", server_->port()); }
 
