@@ -44,7 +44,9 @@ class ExplorationApiTest : public ::testing::Test {
  protected:
   void SetUp() override { StartServer({}); }
   void TearDown() override {
-    if (server_) EXPECT_EQ(server_->Stop(), 0) << server_->ReadLog();
+    if (server_) {
+      EXPECT_EQ(server_->Stop(), 0) << server_->ReadLog();
+    }
   }
 
   void StartServer(std::vector<std::string> args) {

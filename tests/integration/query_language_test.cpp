@@ -78,7 +78,9 @@ class QueryLanguageTest : public ::testing::Test {
     first_id_ = std::string(v.at("items").at(0).at("create").at("_id").as_string());
   }
   void TearDown() override {
-    if (server_ && server_->pid() > 0) EXPECT_EQ(server_->Stop(), 0) << server_->ReadLog();
+    if (server_ && server_->pid() > 0) {
+      EXPECT_EQ(server_->Stop(), 0) << server_->ReadLog();
+    }
   }
 
   HttpResult Get(const std::string& q, const std::string& extra = "") {
