@@ -1,0 +1,26 @@
+// CountStored: what the server holds, counted by one top-level string field
+// of each stored document, read through GET /api/v1/export (every event,
+// oldest first). For tests that give every event a unique value (e.g. `ev`)
+// and check that each was stored exactly once.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dashcam::testing {
+
+struct StoredCounts {
+  std::map<std::string, int> by_value;     // value -> how many stored events carry it
+  std::size_t events = 0;                  // stored events read
+  std::vector<std::string> without_field;  // the export lines of events that lack it
+  std::string error;                       // why the export failed; empty on success
+};
+
+// False (with out.error) when the export does not answer 200.
+bool CountStored(std::uint16_t port, std::string_view field, StoredCounts& out);
+
+}  // namespace dashcam::testing
