@@ -36,13 +36,6 @@ auto Awaitable(boost::system::error_code& ec) {
   return asio::redirect_error(asio::use_awaitable, ec);
 }
 
-std::string PeerOf(const tcp::socket& socket) {
-  boost::system::error_code ec;
-  const auto ep = socket.remote_endpoint(ec);
-  if (ec) return "unknown";
-  return fmt::format("{}:{}", ep.address().to_string(), ep.port());
-}
-
 bool IsExpectedClose(const boost::system::error_code& ec) {
   return ec == asio::error::eof || ec == asio::error::connection_reset ||
          ec == asio::error::operation_aborted || ec == asio::error::bad_descriptor ||
@@ -120,12 +113,12 @@ struct BeatsSession::Window {
   bool committed = false;  // on the strand only
 };
 
-BeatsSession::BeatsSession(tcp::socket socket, BeatsContext& ctx)
+BeatsSession::BeatsSession(std::unique_ptr<ByteStream> stream, BeatsContext& ctx)
     : ctx_(ctx),
-      peer_(PeerOf(socket)),
-      socket_(std::move(socket)),
-      tick_(socket_.get_executor()),
-      wake_(socket_.get_executor()),
+      stream_(std::move(stream)),
+      peer_(stream_->peer()),
+      tick_(stream_->executor()),
+      wake_(stream_->executor()),
       decoder_(BeatsFrameLimits{ctx.options.max_window, ctx.options.max_event_bytes,
                                 ctx.options.max_window_bytes}) {}
 
@@ -178,7 +171,7 @@ asio::awaitable<void> BeatsSession::ReadLoop() {
       continue;
     }
     boost::system::error_code ec;
-    const std::size_t n = co_await socket_.async_read_some(asio::buffer(buffer), Awaitable(ec));
+    const std::size_t n = co_await stream_->ReadSome(asio::buffer(buffer), ec);
     if (closed_ || draining_) co_return;
     if (ec) {
       if (!IsExpectedClose(ec)) {
@@ -343,7 +336,7 @@ asio::awaitable<void> BeatsSession::Flush() {
     outbox_.clear();
     write_started_ = Clock::now();
     boost::system::error_code ec;
-    co_await asio::async_write(socket_, asio::buffer(out), Awaitable(ec));
+    co_await stream_->Write(asio::buffer(out), ec);
     if (ec) {
       if (!closed_ && !IsExpectedClose(ec)) {
         ctx_.log.Debug("beats_write_failed", {{"peer", peer_}, {"error", ec.message()}});
@@ -399,9 +392,7 @@ void BeatsSession::CloseAfterFlush() {
 void BeatsSession::Close() {
   if (closed_) return;
   closed_ = true;
-  boost::system::error_code ec;
-  socket_.shutdown(tcp::socket::shutdown_both, ec);
-  socket_.close(ec);
+  stream_->Close();
   tick_.cancel();
   wake_.cancel();
   current_.reset();

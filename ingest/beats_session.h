@@ -40,10 +40,10 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include "ingest/beats_frame_decoder.h"
+#include "ingest/byte_stream.h"
 #include "ingest/document_parser.h"
 #include "storage/event_store.h"
 #include "storage/log.h"
@@ -96,8 +96,9 @@ struct BeatsContext {
 
 class BeatsSession : public std::enable_shared_from_this<BeatsSession> {
  public:
-  // `socket`'s executor must be a strand.
-  BeatsSession(boost::asio::ip::tcp::socket socket, BeatsContext& ctx);
+  // `stream` is connected (and past any TLS handshake); its executor must be
+  // a strand.
+  BeatsSession(std::unique_ptr<ByteStream> stream, BeatsContext& ctx);
   ~BeatsSession();
 
   // Serves the connection; completes once it is closed and no commit of it
@@ -106,7 +107,7 @@ class BeatsSession : public std::enable_shared_from_this<BeatsSession> {
   // Stops taking windows: closes at once if none waits, else after they are
   // committed and ACKed. Idempotent.
   void Drain();
-  boost::asio::any_io_executor executor() { return socket_.get_executor(); }
+  boost::asio::any_io_executor executor() { return stream_->executor(); }
 
  private:
   struct Window;
@@ -134,10 +135,10 @@ class BeatsSession : public std::enable_shared_from_this<BeatsSession> {
 
   // Constant after construction.
   BeatsContext& ctx_;
+  const std::unique_ptr<ByteStream> stream_;  // used on the strand only
   const std::string peer_;
 
   // On the strand only.
-  boost::asio::ip::tcp::socket socket_;
   boost::asio::steady_timer tick_;  // keepalive and idle checks
   boost::asio::steady_timer wake_;  // cancelled whenever state changes
   BeatsFrameDecoder decoder_;

@@ -12,19 +12,35 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "server/tls_byte_stream.h"
+
 namespace dashcam::server {
 
 namespace asio = boost::asio;
 using asio::ip::tcp;
 
-BeatsListener::BeatsListener(asio::io_context& ioc, ingest::BeatsContext& ctx, const Log& log)
-    : ctx_(ctx), acceptor_(ioc, "beats", log) {}
+BeatsListener::BeatsListener(asio::io_context& ioc, ingest::BeatsContext& ctx, const TlsSetup* tls,
+                             const Log& log)
+    : ctx_(ctx), tls_(tls), acceptor_(ioc, "beats", log) {}
 
 void BeatsListener::Start() {
   acceptor_.Start([this](tcp::socket socket) {
     if (draining_) return;  // accepted just as the drain began: closed unserved
-    Serve(std::move(socket));
+    if (tls_ == nullptr) {
+      Serve(std::make_unique<ingest::TcpByteStream>(std::move(socket)));
+      return;
+    }
+    const auto executor = socket.get_executor();
+    asio::co_spawn(executor, HandshakeThenServe(std::move(socket)), asio::detached);
   });
+}
+
+asio::awaitable<void> BeatsListener::HandshakeThenServe(tcp::socket socket) {
+  auto stream = std::make_unique<TlsByteStream>(std::move(socket), *tls_);
+  if (!co_await stream->Handshake()) co_return;
+  // A drain that began during the handshake: nothing of the protocol was read.
+  if (draining_) co_return;
+  Serve(std::move(stream));
 }
 
 void BeatsListener::Drain() {
@@ -45,8 +61,8 @@ std::size_t BeatsListener::active_sessions() const {
   return active_;
 }
 
-void BeatsListener::Serve(tcp::socket socket) {
-  auto session = std::make_shared<ingest::BeatsSession>(std::move(socket), ctx_);
+void BeatsListener::Serve(std::unique_ptr<ingest::ByteStream> stream) {
+  auto session = std::make_shared<ingest::BeatsSession>(std::move(stream), ctx_);
   {
     std::lock_guard lock(mu_);
     sessions_.push_back(session);

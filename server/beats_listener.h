@@ -1,6 +1,9 @@
 // BeatsListener: accepts Beats protocol connections (Filebeat's
 // output.logstash, default port 5044; TcpAcceptor) and starts a BeatsSession
-// for each, on its own strand. Accepting stops only with Stop() or Drain().
+// for each, on its own strand. With a TlsSetup every connection must first
+// complete a TLS handshake (and, when the context requires one, present a
+// client certificate); a failed handshake closes it before any byte of the
+// protocol is read. Accepting stops only with Stop() or Drain().
 //
 // Drain() is the SIGTERM path: stop accepting, close the sessions that have
 // no complete window waiting, and let the others commit and ACK what they
@@ -25,13 +28,16 @@
 #include "ingest/beats_session.h"
 #include "server/config.h"
 #include "server/tcp_acceptor.h"
+#include "server/tls_handshake.h"
 #include "storage/status.h"
 
 namespace dashcam::server {
 
 class BeatsListener {
  public:
-  BeatsListener(boost::asio::io_context& ioc, ingest::BeatsContext& ctx, const Log& log);
+  // `tls`: null for plain TCP; else it must outlive the listener.
+  BeatsListener(boost::asio::io_context& ioc, ingest::BeatsContext& ctx, const TlsSetup* tls,
+                const Log& log);
 
   Status Bind(const HostPort& where) { return acceptor_.Bind(where); }
   boost::asio::ip::tcp::endpoint local_endpoint() const { return acceptor_.local_endpoint(); }
@@ -44,11 +50,13 @@ class BeatsListener {
   std::size_t active_sessions() const;
 
  private:
-  void Serve(boost::asio::ip::tcp::socket socket);
+  boost::asio::awaitable<void> HandshakeThenServe(boost::asio::ip::tcp::socket socket);
+  void Serve(std::unique_ptr<ingest::ByteStream> stream);
   void Remove(const ingest::BeatsSession* s);
 
   // Constant after construction.
   ingest::BeatsContext& ctx_;
+  const TlsSetup* const tls_;
 
   TcpAcceptor acceptor_;
   std::atomic<bool> draining_{false};

@@ -177,6 +177,18 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
       ->envname("DASHCAM_AUTH_FAILURE_REFILL_MS")
       ->check(CLI::Range(1u, 3'600'000u))
       ->capture_default_str();
+  app.add_option("--tls-cert", c.tls_cert,
+                 "PEM certificate chain: serve HTTPS and Beats over TLS (1.2 and newer)")
+      ->envname("DASHCAM_TLS_CERT")
+      ->check(ExistingFileOrNone());
+  app.add_option("--tls-key", c.tls_key, "PEM private key of --tls-cert")
+      ->envname("DASHCAM_TLS_KEY")
+      ->check(ExistingFileOrNone());
+  app.add_option("--tls-client-ca", c.tls_client_ca,
+                 "PEM CA certificates: Beats clients must present a certificate signed by one "
+                 "(mutual TLS, which lets the Beats listener leave loopback)")
+      ->envname("DASHCAM_TLS_CLIENT_CA")
+      ->check(ExistingFileOrNone());
   app.add_flag("--debug", c.debug, "Log debug events")->envname("DASHCAM_DEBUG");
   app.add_option("--test-commit-delay-ms", c.test_commit_delay_ms)->group("");  // tests only
   app.add_option("--test-retention-check-ms", c.test_retention_check_ms)
@@ -191,6 +203,12 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
     // A configuration mistake exits 2 like the server's own checks, not with
     // CLI11's per-error codes (100+); the message says which.
     return ExitNow{2, err.str()};
+  }
+  if (c.tls_cert.empty() != c.tls_key.empty()) {
+    return ExitNow{2, "--tls-cert and --tls-key go together: give both or neither\n"};
+  }
+  if (!c.tls_client_ca.empty() && c.tls_cert.empty()) {
+    return ExitNow{2, "--tls-client-ca needs --tls-cert and --tls-key (mutual TLS is TLS)\n"};
   }
   if (c.threads == 0) c.threads = std::max(1u, std::thread::hardware_concurrency());
   return c;

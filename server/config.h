@@ -40,6 +40,10 @@ struct Config {
   bool insecure_allow_open = false;  // allow non-loopback listeners without auth
   unsigned auth_failure_burst = 10;  // failed attempts per client address at once
   std::uint32_t auth_failure_refill_ms = 6'000;  // then one more per this
+  // TLS for both listeners (server/tls_context.h); empty: plain TCP.
+  std::string tls_cert;       // PEM certificate chain
+  std::string tls_key;        // PEM private key
+  std::string tls_client_ca;  // PEM CA: Beats clients must present a certificate it signed
 };
 
 // What to do after parsing the command line.

@@ -1,5 +1,6 @@
 // HttpListener: accepts TCP connections (TcpAcceptor) and starts an
-// HttpSession for each, on its own strand.
+// HttpSession for each, on its own strand: a TLS one when the listener has a
+// TlsSetup, else a plain one.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
@@ -15,8 +16,9 @@ namespace dashcam::server {
 
 class HttpListener {
  public:
+  // `tls`: null for plain HTTP; else it must outlive the listener.
   HttpListener(boost::asio::io_context& ioc, Router& router, const HttpLimits& limits,
-               SessionRegistry& registry, const Log& log);
+               SessionRegistry& registry, const TlsSetup* tls, const Log& log);
 
   Status Bind(const HostPort& where) { return acceptor_.Bind(where); }
   boost::asio::ip::tcp::endpoint local_endpoint() const { return acceptor_.local_endpoint(); }
@@ -31,6 +33,7 @@ class HttpListener {
   Router& router_;
   const HttpLimits& limits_;
   SessionRegistry& registry_;
+  const TlsSetup* const tls_;
   const Log& log_;
 };
 

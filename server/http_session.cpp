@@ -11,8 +11,11 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/stream_base.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/detect_ssl.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/chunk_encode.hpp>
 #include <boost/beast/http/empty_body.hpp>
@@ -31,7 +34,8 @@ namespace {
 bool IsExpectedClose(const beast::error_code& ec) {
   return ec == http::error::end_of_stream || ec == asio::error::operation_aborted ||
          ec == asio::error::connection_reset || ec == asio::error::eof ||
-         ec == beast::error::timeout || ec == asio::error::bad_descriptor;
+         ec == beast::error::timeout || ec == asio::error::bad_descriptor ||
+         ec == asio::ssl::error::stream_truncated;
 }
 
 HttpResponse TransportError(unsigned version, http::status status, std::string_view type,
@@ -43,27 +47,53 @@ HttpResponse TransportError(unsigned version, http::status status, std::string_v
 
 }  // namespace
 
-HttpSession::HttpSession(asio::ip::tcp::socket socket, Router& router, const HttpLimits& limits,
-                         SessionRegistry& registry, const Log& log)
-    : stream_(std::move(socket)), router_(router), limits_(limits), registry_(registry), log_(log) {
-  beast::error_code ec;
-  peer_ = stream_.socket().remote_endpoint(ec).address();
+namespace {
+
+template <class Stream>
+Stream MakeStream(asio::ip::tcp::socket socket, const TlsSetup* tls) {
+  if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+    return Stream(std::move(socket));
+  } else {
+    return Stream(std::move(socket), *tls->context);
+  }
 }
 
-void HttpSession::OnDrain() {
+}  // namespace
+
+template <class Stream>
+HttpSession<Stream>::HttpSession(asio::ip::tcp::socket socket, const TlsSetup* tls, Router& router,
+                                 const HttpLimits& limits, SessionRegistry& registry,
+                                 const Log& log)
+    : stream_(MakeStream<Stream>(std::move(socket), tls)),
+      tls_(tls),
+      router_(router),
+      limits_(limits),
+      registry_(registry),
+      log_(log) {
+  beast::error_code ec;
+  peer_ = this->socket().remote_endpoint(ec).address();
+}
+
+template <class Stream>
+void HttpSession<Stream>::OnDrain() {
   if (body_ != nullptr) {
     body_->Drain();
     return;
   }
   if (!busy_) {
     beast::error_code ec;
-    stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
-    stream_.socket().close(ec);
+    socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+    socket().close(ec);
   }
 }
 
-asio::awaitable<void> HttpSession::Run() {
+template <class Stream>
+asio::awaitable<void> HttpSession<Stream>::Run() {
   beast::flat_buffer buffer;
+  if (!co_await Handshake(buffer)) {
+    registry_.Remove(this);
+    co_return;
+  }
   for (;;) {
     bool keep_going = false;
     try {
@@ -73,9 +103,10 @@ asio::awaitable<void> HttpSession::Run() {
     }
     if (!keep_going || registry_.draining()) break;
   }
+  co_await Shutdown();
   beast::error_code ec;
-  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ec);
-  stream_.socket().close(ec);
+  socket().shutdown(asio::ip::tcp::socket::shutdown_send, ec);
+  socket().close(ec);
   registry_.Remove(this);
 }
 
@@ -98,25 +129,74 @@ std::optional<HttpResponse> ReadErrorResponse(const beast::error_code& ec, unsig
 
 }  // namespace
 
+// The TLS handshake, under the read deadline (a client that trickles it is
+// cut off like one that trickles headers); a plain session has none. A
+// client that speaks plain HTTP to the TLS port gets a plain 400 saying so,
+// rather than a connection closed without a word. Returns whether the
+// connection may be served.
+template <class Stream>
+asio::awaitable<bool> HttpSession<Stream>::Handshake(beast::flat_buffer& buffer) {
+  if constexpr (!kTls) {
+    co_return true;
+  } else {
+    beast::error_code ec;
+    tcp().expires_after(std::min(limits_.read_timeout, tls_->handshake_timeout));
+    const bool tls = co_await beast::async_detect_ssl(
+        tcp(), buffer, asio::redirect_error(asio::use_awaitable, ec));
+    if (!ec && !tls) {
+      auto res = TransportError(11, http::status::bad_request, "bad_request",
+                                "this port speaks HTTPS: use https://");
+      res.keep_alive(false);
+      co_await http::async_write(tcp(), res, asio::redirect_error(asio::use_awaitable, ec));
+      ec = asio::ssl::error::make_error_code(asio::ssl::error::unspecified_system_error);
+      if (tls_->report != nullptr) tls_->report->Done(ec, peer_, {}, "plain HTTP request");
+      co_return false;
+    }
+    if (!ec) {
+      const std::size_t used =
+          co_await stream_.async_handshake(asio::ssl::stream_base::server, buffer.data(),
+                                           asio::redirect_error(asio::use_awaitable, ec));
+      buffer.consume(used);
+    }
+    if (tls_->report != nullptr) tls_->report->Done(ec, peer_);
+    co_return !ec;
+  }
+}
+
+// Ends TLS with close_notify, so that a client reading a body up to the
+// close can tell the end from a cut; bounded, since the peer may be gone.
+template <class Stream>
+asio::awaitable<void> HttpSession<Stream>::Shutdown() {
+  if constexpr (kTls) {
+    beast::error_code ec;
+    tcp().expires_after(std::chrono::seconds(1));
+    co_await stream_.async_shutdown(asio::redirect_error(asio::use_awaitable, ec));
+  }
+  co_return;
+}
+
 // Writes a final answer after a failed read; the connection then closes.
-asio::awaitable<void> HttpSession::FailRead(const beast::error_code& read_error, unsigned version) {
+template <class Stream>
+asio::awaitable<void> HttpSession<Stream>::FailRead(const beast::error_code& read_error,
+                                                    unsigned version) {
   auto res = ReadErrorResponse(read_error, version);
   if (!res) co_return;
   res->set("X-Elastic-Product", "Elasticsearch");
   res->keep_alive(false);
   beast::error_code ec;
-  stream_.expires_after(limits_.write_timeout);
+  tcp().expires_after(limits_.write_timeout);
   co_await http::async_write(stream_, *res, asio::redirect_error(asio::use_awaitable, ec));
 }
 
 // Serves one request; returns whether the connection stays open.
-asio::awaitable<bool> HttpSession::ServeOne(beast::flat_buffer& buffer) {
+template <class Stream>
+asio::awaitable<bool> HttpSession<Stream>::ServeOne(beast::flat_buffer& buffer) {
   beast::error_code ec;
   http::request_parser<http::string_body> parser;
   parser.header_limit(static_cast<std::uint32_t>(limits_.max_header_bytes));
   parser.body_limit(limits_.max_body_bytes);
 
-  stream_.expires_after(limits_.read_timeout);
+  tcp().expires_after(limits_.read_timeout);
   co_await http::async_read_header(stream_, buffer, parser,
                                    asio::redirect_error(asio::use_awaitable, ec));
   if (ec) {
@@ -130,7 +210,7 @@ asio::awaitable<bool> HttpSession::ServeOne(beast::flat_buffer& buffer) {
     co_await http::async_write(stream_, cont, asio::redirect_error(asio::use_awaitable, ec));
     if (ec) co_return false;
   }
-  stream_.expires_after(limits_.read_timeout);
+  tcp().expires_after(limits_.read_timeout);
   co_await http::async_read(stream_, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
   if (ec) {
     co_await FailRead(ec, version);
@@ -138,7 +218,7 @@ asio::awaitable<bool> HttpSession::ServeOne(beast::flat_buffer& buffer) {
   }
   HttpRequest req = parser.release();
   const bool keep_alive = req.keep_alive();
-  stream_.expires_never();
+  tcp().expires_never();
   api::HttpAnswer answer = co_await Dispatch(std::move(req));
   bool keep_going = false;
   if (auto* res = std::get_if<HttpResponse>(&answer)) {
@@ -151,18 +231,21 @@ asio::awaitable<bool> HttpSession::ServeOne(beast::flat_buffer& buffer) {
 }
 
 // Returns whether the connection stays open.
-asio::awaitable<bool> HttpSession::WriteResponse(HttpResponse& res, bool keep_alive) {
+template <class Stream>
+asio::awaitable<bool> HttpSession<Stream>::WriteResponse(HttpResponse& res, bool keep_alive) {
   res.set("X-Elastic-Product", "Elasticsearch");
   res.keep_alive(keep_alive && !registry_.draining());
   beast::error_code ec;
-  stream_.expires_after(limits_.write_timeout);
+  tcp().expires_after(limits_.write_timeout);
   co_await http::async_write(stream_, res, asio::redirect_error(asio::use_awaitable, ec));
   co_return !ec && res.keep_alive();
 }
 
 // Writes the header, then the body piece by piece; returns whether the
 // connection stays open (only after a complete body).
-asio::awaitable<bool> HttpSession::WriteStream(api::StreamingResponse& sr, bool keep_alive) {
+template <class Stream>
+asio::awaitable<bool> HttpSession<Stream>::WriteStream(api::StreamingResponse& sr,
+                                                       bool keep_alive) {
   auto& res = sr.header;
   res.set("X-Elastic-Product", "Elasticsearch");
   // HTTP/1.0 has no chunked encoding: the body ends when the connection does.
@@ -181,25 +264,27 @@ asio::awaitable<bool> HttpSession::WriteStream(api::StreamingResponse& sr, bool 
 
   beast::error_code ec;
   http::response_serializer<http::empty_body> serializer(res);
-  stream_.expires_after(sr.write_timeout);
+  tcp().expires_after(sr.write_timeout);
   co_await http::async_write_header(stream_, serializer,
                                     asio::redirect_error(asio::use_awaitable, ec));
   bool complete = false;
   if (!ec) {
     asio::co_spawn(
         stream_.get_executor(),
-        [self = shared_from_this(), id] { return self->WatchForHangUp(id); }, asio::detached);
+        [self = this->shared_from_this(), id] { return self->WatchForHangUp(id); }, asio::detached);
     complete = co_await WriteStreamBody(sr, chunked);
   } else {
     body_->Cancel();
   }
-  stream_.expires_never();
+  tcp().expires_never();
   const bool keep_alive_after = complete && res.keep_alive();
   co_return keep_alive_after;
 }
 
 // Returns whether the whole body, with its last chunk, was written.
-asio::awaitable<bool> HttpSession::WriteStreamBody(api::StreamingResponse& sr, bool chunked) {
+template <class Stream>
+asio::awaitable<bool> HttpSession<Stream>::WriteStreamBody(api::StreamingResponse& sr,
+                                                           bool chunked) {
   beast::error_code ec;
   for (;;) {
     Result<std::string> piece = co_await body_->Next();
@@ -207,7 +292,7 @@ asio::awaitable<bool> HttpSession::WriteStreamBody(api::StreamingResponse& sr, b
       if (!hung_up_) log_.Warn("stream_failed", {{"error", piece.status().ToString()}});
       co_return false;
     }
-    stream_.expires_after(sr.write_timeout);
+    tcp().expires_after(sr.write_timeout);
     if (piece->empty()) {
       if (!chunked) co_return true;
       // Named, not a temporary of the co_await expression (see storage/async.h).
@@ -235,14 +320,15 @@ asio::awaitable<bool> HttpSession::WriteStreamBody(api::StreamingResponse& sr, b
 // fails), cancels the stream and any write in flight, so a departed client
 // leaves no work behind even while the stream waits for data. Bytes a client
 // sends meanwhile (a pipelined request) are left for the next read.
-asio::awaitable<void> HttpSession::WatchForHangUp(std::uint64_t stream_id) {
+template <class Stream>
+asio::awaitable<void> HttpSession<Stream>::WatchForHangUp(std::uint64_t stream_id) {
   beast::error_code ec;
-  co_await stream_.socket().async_wait(asio::ip::tcp::socket::wait_read,
-                                       asio::redirect_error(asio::use_awaitable, ec));
+  co_await socket().async_wait(asio::ip::tcp::socket::wait_read,
+                               asio::redirect_error(asio::use_awaitable, ec));
   if (stream_id != stream_id_ || body_ == nullptr) co_return;  // that stream is over
   if (!ec) {
     char c;
-    const ssize_t n = ::recv(stream_.socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    const ssize_t n = ::recv(socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
     if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))) {
       co_return;
     }
@@ -250,10 +336,11 @@ asio::awaitable<void> HttpSession::WatchForHangUp(std::uint64_t stream_id) {
   hung_up_ = true;
   body_->Cancel();
   beast::error_code ignored;
-  stream_.socket().cancel(ignored);
+  socket().cancel(ignored);
 }
 
-asio::awaitable<api::HttpAnswer> HttpSession::Dispatch(HttpRequest req) {
+template <class Stream>
+asio::awaitable<api::HttpAnswer> HttpSession<Stream>::Dispatch(HttpRequest req) {
   const unsigned version = req.version();
   std::string error;
   try {
@@ -266,15 +353,15 @@ asio::awaitable<api::HttpAnswer> HttpSession::Dispatch(HttpRequest req) {
                            "the server failed to handle this request");
 }
 
-void SessionRegistry::Add(const std::shared_ptr<HttpSession>& s) {
+void SessionRegistry::Add(const std::shared_ptr<HttpConnection>& s) {
   std::lock_guard lock(mu_);
   sessions_.push_back(s);
 }
 
-void SessionRegistry::Remove(HttpSession* s) {
+void SessionRegistry::Remove(HttpConnection* s) {
   std::lock_guard lock(mu_);
   sessions_.erase(std::remove_if(sessions_.begin(), sessions_.end(),
-                                 [s](const std::weak_ptr<HttpSession>& w) {
+                                 [s](const std::weak_ptr<HttpConnection>& w) {
                                    auto p = w.lock();
                                    return !p || p.get() == s;
                                  }),
@@ -283,7 +370,7 @@ void SessionRegistry::Remove(HttpSession* s) {
 
 void SessionRegistry::Drain() {
   draining_ = true;
-  std::vector<std::shared_ptr<HttpSession>> live;
+  std::vector<std::shared_ptr<HttpConnection>> live;
   {
     std::lock_guard lock(mu_);
     for (auto& w : sessions_) {
@@ -299,5 +386,8 @@ std::size_t SessionRegistry::size() const {
   std::lock_guard lock(mu_);
   return sessions_.size();
 }
+
+template class HttpSession<beast::tcp_stream>;
+template class HttpSession<beast::ssl_stream<beast::tcp_stream>>;
 
 }  // namespace dashcam::server

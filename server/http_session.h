@@ -11,6 +11,10 @@
 // flight at a time, each under the stream's write deadline. While it streams
 // the session watches the socket: a client that hangs up cancels the stream at
 // once, even while it waits for data. A drain asks the stream to end.
+//
+// The session is a template over its stream: plain TCP (PlainHttpSession) or
+// TLS over TCP (TlsHttpSession), which first completes the TLS handshake
+// under the read deadline. Both are instantiated in http_session.cpp.
 #pragma once
 
 #include <atomic>
@@ -19,14 +23,17 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 
 #include "server/router.h"
+#include "server/tls_handshake.h"
 #include "storage/log.h"
 
 namespace dashcam::server {
@@ -43,18 +50,36 @@ struct HttpLimits {
 
 class SessionRegistry;
 
-class HttpSession : public std::enable_shared_from_this<HttpSession> {
+// What the registry needs of a session, whatever its stream.
+class HttpConnection {
  public:
-  HttpSession(boost::asio::ip::tcp::socket socket, Router& router, const HttpLimits& limits,
-              SessionRegistry& registry, const Log& log);
-
-  boost::asio::awaitable<void> Run();
+  virtual ~HttpConnection() = default;
   // For a drain: closes the connection if it is waiting for a request, and
   // asks a stream in progress to end. Call on its strand.
-  void OnDrain();
-  boost::asio::any_io_executor executor() { return stream_.get_executor(); }
+  virtual void OnDrain() = 0;
+  virtual boost::asio::any_io_executor executor() = 0;
+};
+
+template <class Stream>
+class HttpSession final : public HttpConnection,
+                          public std::enable_shared_from_this<HttpSession<Stream>> {
+ public:
+  static constexpr bool kTls = !std::is_same_v<Stream, boost::beast::tcp_stream>;
+
+  // `tls` is required for a TLS session and ignored otherwise; it must
+  // outlive the session.
+  HttpSession(boost::asio::ip::tcp::socket socket, const TlsSetup* tls, Router& router,
+              const HttpLimits& limits, SessionRegistry& registry, const Log& log);
+
+  boost::asio::awaitable<void> Run();
+  void OnDrain() override;
+  boost::asio::any_io_executor executor() override { return stream_.get_executor(); }
 
  private:
+  boost::beast::tcp_stream& tcp() { return boost::beast::get_lowest_layer(stream_); }
+  boost::asio::ip::tcp::socket& socket() { return tcp().socket(); }
+  boost::asio::awaitable<bool> Handshake(boost::beast::flat_buffer& buffer);
+  boost::asio::awaitable<void> Shutdown();
   boost::asio::awaitable<bool> ServeOne(boost::beast::flat_buffer& buffer);
   boost::asio::awaitable<void> FailRead(const boost::beast::error_code& read_error,
                                         unsigned version);
@@ -64,7 +89,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   boost::asio::awaitable<bool> WriteStreamBody(api::StreamingResponse& sr, bool chunked);
   boost::asio::awaitable<void> WatchForHangUp(std::uint64_t stream_id);
 
-  boost::beast::tcp_stream stream_;
+  Stream stream_;
+  const TlsSetup* tls_;
   boost::asio::ip::address peer_;  // the client's address (unspecified if unknown)
   Router& router_;
   const HttpLimits& limits_;
@@ -81,8 +107,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 // Thread-safety: all methods may be called from any thread.
 class SessionRegistry {
  public:
-  void Add(const std::shared_ptr<HttpSession>& s);
-  void Remove(HttpSession* s);
+  void Add(const std::shared_ptr<HttpConnection>& s);
+  void Remove(HttpConnection* s);
   // Stops keep-alive everywhere, closes the sessions that are idle and asks
   // streams to end.
   void Drain();
@@ -91,8 +117,13 @@ class SessionRegistry {
 
  private:
   mutable std::mutex mu_;
-  std::vector<std::weak_ptr<HttpSession>> sessions_;  // guarded by mu_
+  std::vector<std::weak_ptr<HttpConnection>> sessions_;  // guarded by mu_
   std::atomic<bool> draining_{false};
 };
+
+using PlainHttpSession = HttpSession<boost::beast::tcp_stream>;
+using TlsHttpSession = HttpSession<boost::beast::ssl_stream<boost::beast::tcp_stream>>;
+extern template class HttpSession<boost::beast::tcp_stream>;
+extern template class HttpSession<boost::beast::ssl_stream<boost::beast::tcp_stream>>;
 
 }  // namespace dashcam::server

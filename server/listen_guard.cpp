@@ -18,29 +18,31 @@ bool IsLoopbackHost(std::string_view host) {
 
 std::vector<std::string> UnauthenticatedExposures(const HostPort& http,
                                                   const std::optional<HostPort>& beats,
-                                                  bool auth_on) {
+                                                  ListenerAuth auth) {
   std::vector<std::string> out;
-  if (!auth_on && !IsLoopbackHost(http.host)) out.push_back("--listen " + http.host);
-  if (beats && !IsLoopbackHost(beats->host)) out.push_back("--beats-listen " + beats->host);
+  if (!auth.http_keys && !IsLoopbackHost(http.host)) out.push_back("--listen " + http.host);
+  if (beats && !auth.beats_mtls && !IsLoopbackHost(beats->host)) {
+    out.push_back("--beats-listen " + beats->host);
+  }
   return out;
 }
 
 std::optional<std::string> OpenListenerProblem(const HostPort& http,
-                                               const std::optional<HostPort>& beats, bool auth_on,
-                                               bool insecure_allow_open) {
+                                               const std::optional<HostPort>& beats,
+                                               ListenerAuth auth, bool insecure_allow_open) {
   if (insecure_allow_open) return std::nullopt;
-  if (!auth_on && !IsLoopbackHost(http.host)) {
+  if (!auth.http_keys && !IsLoopbackHost(http.host)) {
     return fmt::format(
         "refusing to listen on {} without --auth-file: anyone who can reach it could read and "
         "write every log (configure API keys with --auth-file, listen on loopback, or pass "
         "--insecure-allow-open)",
         http.host);
   }
-  if (beats && !IsLoopbackHost(beats->host)) {
+  if (beats && !auth.beats_mtls && !IsLoopbackHost(beats->host)) {
     return fmt::format(
         "refusing to open the Beats listener on {}: the Beats protocol cannot authenticate "
-        "clients without mutual TLS, which this version does not support (bind it to loopback, "
-        "disable it with --beats-listen '', or pass --insecure-allow-open)",
+        "clients without mutual TLS (give --tls-cert, --tls-key and --tls-client-ca, bind it "
+        "to loopback, disable it with --beats-listen '', or pass --insecure-allow-open)",
         beats->host);
   }
   return std::nullopt;

@@ -3,9 +3,8 @@
 // --insecure-allow-open.
 //   HTTP (--listen): non-loopback requires --auth-file.
 //   Beats (--beats-listen): the Lumberjack protocol has no credentials; it can
-//     only authenticate clients by TLS client certificate (mutual TLS, not yet
-//     supported), so a non-loopback Beats listener is refused even with
-//     --auth-file.
+//     only authenticate clients by TLS client certificate, so non-loopback
+//     requires mutual TLS (--tls-client-ca), whatever --auth-file says.
 // Loopback: 127.0.0.0/8, ::1, ::ffff:127.x.x.x, and the name "localhost".
 // Any other name counts as non-loopback (it may resolve anywhere).
 //
@@ -23,16 +22,22 @@ namespace dashcam::server {
 
 bool IsLoopbackHost(std::string_view host);
 
+// How each listener authenticates its clients.
+struct ListenerAuth {
+  bool http_keys = false;   // --auth-file
+  bool beats_mtls = false;  // --tls-client-ca
+};
+
 // Why the listeners may not open as configured (a bad_config reason), or
 // nullopt when they may. `beats` is nullopt when the Beats listener is off.
 std::optional<std::string> OpenListenerProblem(const HostPort& http,
-                                               const std::optional<HostPort>& beats, bool auth_on,
-                                               bool insecure_allow_open);
+                                               const std::optional<HostPort>& beats,
+                                               ListenerAuth auth, bool insecure_allow_open);
 
 // The non-loopback listeners that are open without authentication (for the
 // warning logged under --insecure-allow-open).
 std::vector<std::string> UnauthenticatedExposures(const HostPort& http,
                                                   const std::optional<HostPort>& beats,
-                                                  bool auth_on);
+                                                  ListenerAuth auth);
 
 }  // namespace dashcam::server

@@ -27,6 +27,8 @@
 #include "server/listen_guard.h"
 #include "server/router.h"
 #include "server/server_status.h"
+#include "server/tls_context.h"
+#include "server/tls_handshake.h"
 #include "server/version.h"
 #include "storage/metrics.h"
 #include "storage/sqlite_store.h"
@@ -170,12 +172,12 @@ std::optional<int> CheckListeners(const Config& c, const HostPort& http, const H
                                   const Log& log) {
   std::optional<HostPort> beats_on;
   if (!c.beats_listen.empty()) beats_on = beats;
-  const bool auth_on = !c.auth_file.empty();
-  if (auto problem = OpenListenerProblem(http, beats_on, auth_on, c.insecure_allow_open)) {
+  const ListenerAuth auth{!c.auth_file.empty(), !c.tls_client_ca.empty()};
+  if (auto problem = OpenListenerProblem(http, beats_on, auth, c.insecure_allow_open)) {
     log.Error("bad_config", {{"error", *problem}});
     return 2;
   }
-  for (const auto& exposed : UnauthenticatedExposures(http, beats_on, auth_on)) {
+  for (const auto& exposed : UnauthenticatedExposures(http, beats_on, auth)) {
     log.Warn("insecure_open",
              {{"listener", exposed},
               {"reason", "--insecure-allow-open: anyone who can reach it needs no credentials"}});
@@ -199,6 +201,22 @@ int RunServer(const Config& config, const Log& log) {
     return 2;
   }
   if (auto problem = CheckListeners(config, where, beats_where, log)) return *problem;
+  TlsSetup http_tls, beats_tls;
+  if (!config.tls_cert.empty()) {
+    const TlsFiles files{config.tls_cert, config.tls_key, config.tls_client_ca};
+    auto http_ctx = MakeServerTlsContext(files, false);
+    auto beats_ctx = http_ctx.ok() ? MakeServerTlsContext(files, !files.client_ca.empty())
+                                   : Result<std::shared_ptr<asio::ssl::context>>(http_ctx.status());
+    if (!beats_ctx.ok()) {
+      log.Error("bad_config", {{"error", beats_ctx.status().message()}});
+      return 2;
+    }
+    http_tls.context = std::move(*http_ctx);
+    beats_tls.context = std::move(*beats_ctx);
+    log.Info("tls", {{"cert", config.tls_cert},
+                     {"client_ca", config.tls_client_ca},
+                     {"beats_client_certs", !config.tls_client_ca.empty()}});
+  }
   std::unique_ptr<ApiKeySet> keys;
   if (!config.auth_file.empty()) {
     auto loaded = ApiKeySet::Load(config.auth_file);
@@ -212,6 +230,9 @@ int RunServer(const Config& config, const Log& log) {
   }
   Metrics metrics;
   ingest::RegisterIngestMetrics(metrics);
+  TlsHandshakeReport http_tls_report("http", metrics, log), beats_tls_report("beats", metrics, log);
+  http_tls.report = &http_tls_report;
+  beats_tls.report = &beats_tls_report;
   auto store = storage::SqliteStore::Open(StoreOptions(config, metrics), log);
   if (!store.ok()) {
     log.Error("storage_open_failed", {{"error", store.status().ToString()}});
@@ -263,7 +284,7 @@ int RunServer(const Config& config, const Log& log) {
   HttpLimits limits;
   limits.max_body_bytes = config.max_body_bytes;
   limits.read_timeout = std::chrono::seconds(config.read_timeout_s);
-  HttpListener listener(ioc, router, limits, registry, log);
+  HttpListener listener(ioc, router, limits, registry, http_tls.context ? &http_tls : nullptr, log);
   if (auto s = listener.Bind(where); !s.ok()) {
     log.Error("listen_failed", {{"error", s.ToString()}});
     return 1;
@@ -273,7 +294,8 @@ int RunServer(const Config& config, const Log& log) {
       WallClockMs, beats_metrics,          &metrics};
   std::unique_ptr<BeatsListener> beats;
   if (!config.beats_listen.empty()) {
-    beats = std::make_unique<BeatsListener>(ioc, beats_ctx, log);
+    beats = std::make_unique<BeatsListener>(ioc, beats_ctx,
+                                            beats_tls.context ? &beats_tls : nullptr, log);
     if (auto s = BindBeats(*beats, beats_where, log); !s.ok()) {
       log.Error("listen_failed", {{"error", s.ToString()}});
       return 1;

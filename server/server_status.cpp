@@ -192,6 +192,8 @@ json::value ServerStatus::ConfigSummary() const {
       {"listen", c.listen},
       {"beats_listen", c.beats_listen},
       {"data_dir", c.data_dir},
+      {"tls", !c.tls_cert.empty()},
+      {"beats_client_certs", !c.tls_client_ca.empty()},
       {"threads", c.threads},
       {"sync", c.sync},
       {"max_body_bytes", c.max_body_bytes},

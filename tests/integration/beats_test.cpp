@@ -24,21 +24,13 @@
 
 #include "tests/common/beats_client.h"
 #include "tests/common/http_client.h"
+#include "tests/common/now.h"
 #include "tests/common/test_server.h"
 
 namespace dashcam::testing {
 namespace {
 
 namespace json = boost::json;
-
-std::string NowRfc3339() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S.000Z", &tm);
-  return buf;
-}
 
 // A Filebeat event, as output.logstash sends it.
 std::string Event(std::string_view token, int i) {

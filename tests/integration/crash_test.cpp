@@ -33,6 +33,7 @@
 
 #include "tests/common/beats_client.h"
 #include "tests/common/http_client.h"
+#include "tests/common/now.h"
 #include "tests/common/stored_events.h"
 #include "tests/common/test_server.h"
 
@@ -61,20 +62,6 @@ constexpr int kBulkClients = 2;
 std::uint64_t Seed() {
   if (const char* s = std::getenv("DASHCAM_CRASH_SEED")) return std::strtoull(s, nullptr, 10);
   return 20261130;
-}
-
-std::string NowRfc3339() {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t t = std::chrono::system_clock::to_time_t(now);
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  char out[48];
-  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(ms));
-  return out;
 }
 
 std::string EventJson(const std::string& ev, const std::string& ts, bool beats) {

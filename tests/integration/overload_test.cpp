@@ -29,6 +29,7 @@
 
 #include "tests/common/beats_client.h"
 #include "tests/common/http_client.h"
+#include "tests/common/now.h"
 #include "tests/common/stored_events.h"
 #include "tests/common/test_server.h"
 
@@ -64,17 +65,6 @@ constexpr int kBatchesPerClient = 12;
 constexpr std::uint64_t kRssBound = 128ull << 20;  // measured: ~32 MiB
 #endif
 constexpr auto kDeadline = std::chrono::seconds(120);  // a stuck run fails, not hangs
-
-std::string NowRfc3339() {
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t t = std::chrono::system_clock::to_time_t(now);
-  const auto ms = std::chrono::duration_cast<milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  return fmt::format("{}.{:03d}Z", buf, static_cast<int>(ms));
-}
 
 std::string EventJson(const std::string& ev, const std::string& ts, bool beats) {
   json::object o{{"@timestamp", ts},

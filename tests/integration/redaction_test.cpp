@@ -24,6 +24,7 @@
 
 #include "tests/common/beats_client.h"
 #include "tests/common/http_client.h"
+#include "tests/common/now.h"
 #include "tests/common/redaction_corpus.h"
 #include "tests/common/test_server.h"
 #include "tests/common/training_log_generator.h"
@@ -35,15 +36,6 @@ namespace fs = std::filesystem;
 namespace json = boost::json;
 
 // --- Text helpers --------------------------------------------------------------
-
-std::string NowRfc3339() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S.000Z", &tm);
-  return buf;
-}
 
 std::string Lower(std::string_view s) {
   std::string out(s);

@@ -60,13 +60,19 @@ TEST(ListenGuardTest, LoopbackAndTheRule) {
     EXPECT_FALSE(IsLoopbackHost(h)) << h;
   }
   const HostPort lo{"127.0.0.1", 9200}, any{"0.0.0.0", 9200};
-  EXPECT_FALSE(OpenListenerProblem(lo, lo, false, false).has_value());
-  EXPECT_TRUE(OpenListenerProblem(any, std::nullopt, false, false).has_value());
-  EXPECT_FALSE(OpenListenerProblem(any, std::nullopt, true, false).has_value());
-  EXPECT_TRUE(OpenListenerProblem(any, any, true, false).has_value());  // Beats: no mTLS yet
-  EXPECT_FALSE(OpenListenerProblem(any, any, false, true).has_value());
-  EXPECT_EQ(UnauthenticatedExposures(any, any, false).size(), 2u);
-  EXPECT_EQ(UnauthenticatedExposures(any, lo, true).size(), 0u);
+  const ListenerAuth none, keys{true, false}, keys_and_mtls{true, true}, mtls{false, true};
+  EXPECT_FALSE(OpenListenerProblem(lo, lo, none, false).has_value());
+  EXPECT_TRUE(OpenListenerProblem(any, std::nullopt, none, false).has_value());
+  EXPECT_FALSE(OpenListenerProblem(any, std::nullopt, keys, false).has_value());
+  // Beats off loopback needs mutual TLS; API keys do not cover it.
+  EXPECT_TRUE(OpenListenerProblem(any, any, keys, false).has_value());
+  EXPECT_FALSE(OpenListenerProblem(any, any, keys_and_mtls, false).has_value());
+  EXPECT_FALSE(OpenListenerProblem(lo, any, mtls, false).has_value());
+  EXPECT_TRUE(OpenListenerProblem(any, any, mtls, false).has_value());  // HTTP has no keys
+  EXPECT_FALSE(OpenListenerProblem(any, any, none, true).has_value());
+  EXPECT_EQ(UnauthenticatedExposures(any, any, none).size(), 2u);
+  EXPECT_EQ(UnauthenticatedExposures(any, any, mtls).size(), 1u);
+  EXPECT_EQ(UnauthenticatedExposures(any, lo, keys).size(), 0u);
 }
 
 }  // namespace
