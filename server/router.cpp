@@ -1,10 +1,12 @@
 #include "server/router.h"
 
+#include <charconv>
 #include <chrono>
 #include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/field.hpp>
 #include <boost/url/parse.hpp>
 
@@ -24,25 +26,82 @@
 namespace dashcam::server {
 namespace {
 
-namespace http = boost::beast::http;
+namespace beast = boost::beast;
+namespace http = beast::http;
 
 HttpResponse ErrorResponse(const HttpRequest& req, http::status status, std::string_view type,
                            std::string_view reason) {
   return api::MakeErrorResponse(req, status, type, reason);
 }
 
+// Whether an Accept-Encoding value admits gzip: listed (or "*") without
+// q=0. Enough of RFC 9110 section 12.5.3 for what browsers and curl send.
+bool AcceptsGzip(std::string_view accept) {
+  bool star = false;
+  while (!accept.empty()) {
+    const auto comma = accept.find(',');
+    std::string_view item = accept.substr(0, comma);
+    accept = comma == std::string_view::npos ? std::string_view() : accept.substr(comma + 1);
+    const auto semi = item.find(';');
+    std::string_view coding = item.substr(0, semi);
+    std::string_view params = semi == std::string_view::npos ? "" : item.substr(semi + 1);
+    while (!coding.empty() && coding.front() == ' ') coding.remove_prefix(1);
+    while (!coding.empty() && coding.back() == ' ') coding.remove_suffix(1);
+    std::string p;
+    for (char c : params) {
+      if (c != ' ') p += c;
+    }
+    double q = 1;
+    if (p.starts_with("q=")) std::from_chars(p.data() + 2, p.data() + p.size(), q);
+    const bool refused = q <= 0;
+    if (beast::iequals(coding, "gzip") || beast::iequals(coding, "x-gzip")) return !refused;
+    if (coding == "*") star = !refused;
+  }
+  return star;
+}
+
+// Whether If-None-Match names `etag` (a list, or "*"; weak comparison, as
+// RFC 9110 section 13.1.2 asks for).
+bool Matches(std::string_view if_none_match, std::string_view etag) {
+  if (if_none_match.empty()) return false;
+  if (if_none_match == "*") return true;
+  std::size_t at = 0;
+  while ((at = if_none_match.find(etag, at)) != std::string_view::npos) {
+    const std::size_t end = at + etag.size();
+    if (end == if_none_match.size() || if_none_match[end] == ',' || if_none_match[end] == ' ') {
+      return true;
+    }
+    at = end;
+  }
+  return false;
+}
+
+// A page asset, gzip-compressed when the client accepts it, with its ETag
+// (304 when the client has it) and the page's security headers.
 HttpResponse AssetResponse(const HttpRequest& req, const web::Asset& asset) {
   HttpResponse res{http::status::ok, req.version()};
+  const bool gzip = !asset.gzip_body.empty() && AcceptsGzip(req[http::field::accept_encoding]);
+  const std::string_view body = gzip ? asset.gzip_body : asset.body;
+  const std::string_view etag = gzip ? asset.gzip_etag : asset.etag;
   res.set(http::field::content_type, asset.content_type);
-  res.set(http::field::etag, asset.etag);
+  res.set(http::field::etag, etag);
+  // Revalidated on every load (a 304 is cheap), so a new binary's page is
+  // never mixed with an old one's cached modules.
   res.set(http::field::cache_control, "no-cache");
-  if (req[http::field::if_none_match] == asset.etag) {
+  if (!asset.gzip_body.empty()) res.set(http::field::vary, "Accept-Encoding");
+  if (gzip) res.set(http::field::content_encoding, "gzip");
+  res.set("Content-Security-Policy", web::kContentSecurityPolicy);
+  res.set("X-Content-Type-Options", "nosniff");
+  res.set("X-Frame-Options", "DENY");
+  res.set("Referrer-Policy", "no-referrer");
+  res.set("Cross-Origin-Opener-Policy", "same-origin");
+  if (Matches(req[http::field::if_none_match], etag)) {
     res.result(http::status::not_modified);
   } else if (req.method() != http::verb::head) {
-    res.body() = std::string(asset.body);
+    res.body() = std::string(body);
   }
   res.prepare_payload();
-  if (req.method() == http::verb::head) res.content_length(asset.body.size());
+  if (req.method() == http::verb::head) res.content_length(body.size());
   return res;
 }
 

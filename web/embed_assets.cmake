@@ -11,6 +11,10 @@
 #
 # The ETag is the first 16 hex digits of the file's SHA-256, quoted: a strong
 # validator that changes exactly when the bytes do.
+#
+# Text files (HTML, JavaScript, CSS, SVG, JSON, plain text) are also stored
+# gzip-compressed (level 9, CMake's own libarchive) when that saves at least
+# a tenth, for clients that accept it; that representation's ETag adds "-gz".
 cmake_minimum_required(VERSION 3.25)
 
 foreach(var IN ITEMS STATIC_DIR MANIFEST OUTPUT)
@@ -88,8 +92,26 @@ foreach(rel IN LISTS files)
   cxx_quote("/${rel}" path_literal)
 
   string(APPEND bodies "// /${rel}\nconstexpr char kBody${index}[] =\n${lines};\n\n")
+  set(gzip_view "{}")
+  set(gzip_etag "")
+  if(type MATCHES "^(text/|image/svg|application/json)")
+    set(gz "${OUTPUT}.${index}.gz")
+    file(ARCHIVE_CREATE OUTPUT "${gz}" PATHS "${abs}" FORMAT raw COMPRESSION GZip
+         COMPRESSION_LEVEL 9)
+    file(SIZE "${abs}" plain_size)
+    file(SIZE "${gz}" gz_size)
+    math(EXPR gz_times_10 "${gz_size} * 10")
+    math(EXPR plain_times_9 "${plain_size} * 9")
+    if(gz_times_10 LESS_EQUAL plain_times_9)
+      byte_literal_lines("${gz}" gz_lines)
+      string(APPEND bodies "constexpr char kGzip${index}[] =\n${gz_lines};\n\n")
+      set(gzip_view "{kGzip${index}, sizeof(kGzip${index}) - 1}")
+      set(gzip_etag "\\\"${digest}-gz\\\"")
+    endif()
+    file(REMOVE "${gz}")
+  endif()
   string(APPEND rows "    {${path_literal}, \"${type}\", {kBody${index}, sizeof(kBody${index}) - 1}, "
-                     "\"\\\"${digest}\\\"\"},\n")
+                     "\"\\\"${digest}\\\"\", ${gzip_view}, \"${gzip_etag}\"},\n")
   math(EXPR index "${index} + 1")
 endforeach()
 
