@@ -1,5 +1,7 @@
 #include "storage/writer.h"
 
+#include <sys/statvfs.h>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -27,6 +29,14 @@ void RemoveCreatedFiles(const std::string& path) {
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
     std::filesystem::remove(path + suffix, ec);
   }
+}
+
+// Bytes available to us on the filesystem holding `dir`; nullopt when
+// statvfs fails (then only the probe decides).
+std::optional<std::uint64_t> AvailableBytes(const std::string& dir) {
+  struct statvfs st {};
+  if (::statvfs(dir.c_str(), &st) != 0) return std::nullopt;
+  return static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
 }
 
 }  // namespace
@@ -266,9 +276,16 @@ void Writer::Probe() {
     std::lock_guard lock(mu_);
     day = disk_full_->day;
   }
-  auto writer = WriterFor(day);
-  Status s = writer.ok() ? (*writer)->ProbeSpace() : writer.status();
-  if (!s.ok()) CloseWriter(day);  // a connection that failed a write starts afresh
+  Status s;
+  const auto available = AvailableBytes(partitions_.dir());
+  if (available && *available < options_.disk_full_resume_free_bytes) {
+    s = Status::NoSpace(fmt::format("{} bytes free on the data disk, fewer than the {} to resume",
+                                    *available, options_.disk_full_resume_free_bytes));
+  } else {
+    auto writer = WriterFor(day);
+    s = writer.ok() ? (*writer)->ProbeSpace() : writer.status();
+    if (!s.ok()) CloseWriter(day);  // a connection that failed a write starts afresh
+  }
   const auto now = SteadyClock::now();
   std::unique_lock lock(mu_);
   DiskFull& full = *disk_full_;

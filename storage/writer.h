@@ -13,8 +13,12 @@
 // batch at once with NoSpace (nothing queues up), batches already queued fail
 // with NoSpace without a write, and every `disk_full_probe_interval` the
 // writer thread tries a small write transaction on the partition that filled
-// up (PartitionWriter::ProbeSpace). The first probe that commits ends the
-// pause, without a restart. A retention drop (RunExclusive) during the pause
+// up (PartitionWriter::ProbeSpace), but only once the data directory's
+// filesystem has `disk_full_resume_free_bytes` available again (statvfs):
+// a probe alone could succeed in WAL space the failed commit had already
+// allocated, and a disk with a few pages free would flap between paused
+// and writing. The first probe that commits ends the pause, without a
+// restart. A retention drop (RunExclusive) during the pause
 // brings the next probe forward. The pause is logged once when it starts
 // ("disk_full", an error), once a minute while it lasts and when it ends
 // ("disk_space_recovered"), never per refused batch.
@@ -52,6 +56,9 @@ struct WriterOptions {
   // While the disk is full: how often the writer tries whether it can write
   // again (see above). Default: 1 s. REQUIRES: > 0
   std::chrono::milliseconds disk_full_probe_interval{1000};
+  // Free bytes the data directory's filesystem needs before a probe may end
+  // the pause. Default: 16 MiB.
+  std::uint64_t disk_full_resume_free_bytes = 16u << 20;
   // Where commit group sizes, commit latency and failures are counted
   // (dashcam_commit_*). Default: null, not counted. Must outlive the writer.
   Metrics* metrics = nullptr;

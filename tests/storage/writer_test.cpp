@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <limits>
 #include <random>
 #include <set>
 #include <string>
@@ -72,8 +73,9 @@ class WriterDiskFullTest : public ::testing::Test {
     if (writer_) writer_->Stop();
   }
 
-  void StartWriter(std::chrono::milliseconds probe_interval) {
+  void StartWriter(std::chrono::milliseconds probe_interval, std::uint64_t resume_free_bytes = 0) {
     WriterOptions o;
+    o.disk_full_resume_free_bytes = resume_free_bytes;
     o.partition.sync = SyncMode::kNormal;
     o.partition.test_quota_file = QuotaPath();
     o.disk_full_probe_interval = probe_interval;
@@ -221,6 +223,17 @@ TEST_F(WriterDiskFullTest, ExclusiveTaskDuringPauseBringsTheProbeForward) {
   ASSERT_TRUE(writer_->RunExclusive(kDay - 1, [&] { ran = true; }).ok());
   EXPECT_TRUE(ran);
   EXPECT_TRUE(WaitUntilWritable(5s));
+}
+
+TEST_F(WriterDiskFullTest, StaysPausedUntilTheFilesystemHasTheFreeBytesToResume) {
+  StartWriter(50ms, std::numeric_limits<std::uint64_t>::max());
+  std::set<std::string> stored;
+  ASSERT_EQ(FillUp(stored).status.code(), StatusCode::kNoSpace);
+  SetQuota(kNoQuota);  // SQLite could write, but the filesystem is "too full"
+  EXPECT_FALSE(WaitUntilWritable(400ms));
+  const AppendResult r = Append(Batch("refused", 1));
+  EXPECT_EQ(r.status.code(), StatusCode::kNoSpace);
+  EXPECT_NE(r.status.message().find("disk is full"), std::string::npos) << r.status.ToString();
 }
 
 TEST_F(WriterDiskFullTest, StopWhilePausedReturnsAndRefuses) {
