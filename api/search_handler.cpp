@@ -128,6 +128,11 @@ HttpResponse StorageErrorResponse(const HttpRequest& req, const Status& s) {
     res.set(http::field::retry_after, "1");
     return res;
   }
+  if (s.code() == StatusCode::kNoSpace) {  // a big sort spilled to a full temp directory
+    auto res = MakeErrorResponse(req, http::status::service_unavailable, "no_space", s.message());
+    res.set(http::field::retry_after, "5");
+    return res;
+  }
   return MakeErrorResponse(req, http::status::internal_server_error, "storage_error", s.message());
 }
 

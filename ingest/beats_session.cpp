@@ -280,8 +280,11 @@ asio::awaitable<BeatsSession::StoreOutcome> BeatsSession::StoreWindow(const Wind
     if (!records.ok()) co_return StoreOutcome{Stored::kBadEvent, records.status()};
     if (closed_) co_return StoreOutcome{Stored::kFailed, Status::Unavailable("connection closed")};
     const storage::AppendResult r = co_await storage::AsyncAppend(ctx_.store, std::move(*records));
+    // A full disk is waited out like an overloaded queue, for as long as it
+    // lasts: the ACK is delayed (keepalives go on) and the window retried.
+    const bool no_space = r.status.code() == StatusCode::kNoSpace;
     if (r.outcomes.empty()) {
-      if (r.status.code() != StatusCode::kOverloaded)
+      if (r.status.code() != StatusCode::kOverloaded && !no_space)
         co_return StoreOutcome{Stored::kFailed, r.status};
       ctx_.log.Debug("beats_store_overloaded", {{"peer", peer_}});
     } else {
@@ -290,7 +293,8 @@ asio::awaitable<BeatsSession::StoreOutcome> BeatsSession::StoreWindow(const Wind
         if (r.outcomes[i] == storage::RecordOutcome::kFailed) failed.push_back(todo[i]);
       }
       if (failed.empty()) co_return StoreOutcome{};
-      if (++failures > kMaxStoreFailures || r.status.code() == StatusCode::kUnavailable) {
+      if (!no_space &&
+          (++failures > kMaxStoreFailures || r.status.code() == StatusCode::kUnavailable)) {
         co_return StoreOutcome{Stored::kFailed, r.status};
       }
       todo = std::move(failed);  // the others are stored: retry only these

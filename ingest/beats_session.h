@@ -11,6 +11,7 @@
 //     write, so the client does not time out during a slow commit.
 //   - When the store refuses (Overloaded), the append is retried after a
 //     backoff while keepalives continue: a delayed ACK is the backpressure.
+//     A full disk (NoSpace) is waited out the same way, however long.
 //     Nothing is ever dropped; a store that keeps failing otherwise closes
 //     the connection without the ACK, so the client resends.
 //   - A protocol error (bad frame, events out of order, an event the

@@ -1,5 +1,6 @@
 #include "ingest/ingest_handlers.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include <fmt/format.h>
@@ -29,10 +30,20 @@ int HttpStatusFor(const Status& s) {
       return 429;
     case StatusCode::kUnavailable:
     case StatusCode::kDeadlineExceeded:
+    case StatusCode::kNoSpace:
       return 503;
     default:
       return 500;
   }
+}
+
+// A bulk item that was not stored. A full disk gives 429, not the request's
+// 503: Filebeat retries items of 429 and >= 500 forever, but the
+// Elasticsearch JavaScript bulk helper retries only 429 and drops the rest
+// (PROTOCOLS.md 1.3, 3); Elasticsearch itself answers 429 for writes blocked
+// at its flood-stage disk watermark.
+int ItemStatusFor(const Status& s) {
+  return s.code() == StatusCode::kNoSpace ? 429 : HttpStatusFor(s);
 }
 
 std::string_view ErrorTypeFor(const Status& s) {
@@ -45,6 +56,8 @@ std::string_view ErrorTypeFor(const Status& s) {
       return "es_rejected_execution_exception";
     case StatusCode::kUnavailable:
       return "unavailable_shards_exception";
+    case StatusCode::kNoSpace:
+      return "disk_full_exception";
     default:
       return "exception";
   }
@@ -54,6 +67,8 @@ HttpResponse JsonResponse(const HttpRequest& req, int status, std::string body) 
   HttpResponse res{static_cast<http::status>(status), req.version()};
   res.set(http::field::content_type, "application/json");
   if (status == 429) res.set(http::field::retry_after, "1");
+  // A full disk pauses ingestion for at least a probe interval (storage/writer.h).
+  if (status == 503) res.set(http::field::retry_after, "5");
   res.body() = std::move(body);
   res.prepare_payload();
   return res;
@@ -107,7 +122,7 @@ void ApplyOutcomes(std::vector<BulkItem>& items, const storage::AppendResult& r)
     if (o == RecordOutcome::kCreated) item.status = 201;
     if (o == RecordOutcome::kUpdated) item.status = 200;
     if (o == RecordOutcome::kFailed) {
-      item.status = HttpStatusFor(r.status);
+      item.status = ItemStatusFor(r.status);
       item.error_type = std::string(ErrorTypeFor(r.status));
       item.error_reason = r.status.message();
     }
@@ -118,6 +133,14 @@ void ApplyOutcomes(std::vector<BulkItem>& items, const storage::AppendResult& r)
     }
     if (o != RecordOutcome::kFailed && o != RecordOutcome::kDuplicate) item.id = r.ids[item.record];
   }
+}
+
+// The batch was taken, but the disk filled up: answered like a refusal
+// (503 and Retry-After) since not one event was stored.
+bool NothingStoredForLackOfSpace(const storage::AppendResult& r) {
+  return r.status.code() == StatusCode::kNoSpace &&
+         std::all_of(r.outcomes.begin(), r.outcomes.end(),
+                     [](RecordOutcome o) { return o == RecordOutcome::kFailed; });
 }
 
 std::string BulkResponseBody(const std::vector<BulkItem>& items, std::int64_t took) {
@@ -183,6 +206,7 @@ boost::asio::awaitable<HttpResponse> HandleBulk(HttpRequest req, std::string def
   if (!decoded->records.empty()) {
     storage::AppendResult r = co_await storage::AsyncAppend(ctx.store, std::move(decoded->records));
     if (r.outcomes.empty()) co_return Refuse(req, r.status, ctx.metrics);  // refused whole: retry
+    if (NothingStoredForLackOfSpace(r)) co_return Refuse(req, r.status, ctx.metrics);
     ApplyOutcomes(decoded->items, r);
   }
   ReportItems(ctx.log, ctx.metrics, decoded->items);

@@ -6,6 +6,14 @@
 // only after the writer has committed them: a 2xx means durable. Bodies may
 // be gzip- or deflate-encoded.
 //
+// Disk full (storage/writer.h): while ingestion is paused, and for a batch
+// of which the full disk let nothing be stored, the request is refused whole
+// with 503, Retry-After: 5 and an Elasticsearch error body of type
+// "disk_full_exception"; Filebeat then resends the batch. Items of a _bulk
+// batch that was partly stored get 429 (see ItemStatusFor), which Filebeat
+// and the JavaScript bulk helper both retry. Nothing is ever acknowledged
+// that was not committed.
+//
 // Counted in Metrics: dashcam_ingest_events_total and _bytes_total by
 // protocol, dashcam_ingest_rejected_total by reason (every item that was not
 // stored, with its error type), dashcam_ingest_refused_requests_total by

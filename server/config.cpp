@@ -194,6 +194,8 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
   app.add_option("--test-retention-check-ms", c.test_retention_check_ms)
       ->check(CLI::Range(10u, 3'600'000u))
       ->group("");  // tests only
+  // Tests only: simulates a full disk (Config::test_disk_quota_file).
+  app.add_option("--test-disk-quota-file", c.test_disk_quota_file)->group("");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -35,6 +35,9 @@ struct Config {
   bool debug = false;
   int test_commit_delay_ms = 0;                    // hidden: slows every commit (tests)
   std::uint32_t test_retention_check_ms = 60'000;  // hidden: retention's check period
+  // hidden: a file holding a byte cap for each partition file, re-read before
+  // every write, to simulate a full disk (storage/partition.h)
+  std::string test_disk_quota_file;
   // Authentication (server/auth_gate.h, server/listen_guard.h).
   std::string auth_file;             // YAML API keys (server/api_keys.h); empty: no auth
   bool insecure_allow_open = false;  // allow non-loopback listeners without auth

@@ -58,6 +58,7 @@ storage::SqliteStoreOptions StoreOptions(const Config& c, Metrics& metrics) {
   o.writer.partition.sync =
       c.sync == "normal" ? storage::SyncMode::kNormal : storage::SyncMode::kFull;
   o.writer.test_commit_delay_ms = c.test_commit_delay_ms;
+  o.writer.partition.test_quota_file = c.test_disk_quota_file;
   o.writer.metrics = &metrics;
   return o;
 }

@@ -33,6 +33,12 @@ std::string NotReadyReason(const storage::WriterStats& w, bool draining,
                            const std::string& data_dir) {
   if (draining) return "the server is shutting down";
   if (w.stopping) return "storage is closed";
+  if (w.disk_full) {
+    return fmt::format(
+        "the data disk is full since {}: ingestion is paused and resumes by itself when space "
+        "returns ({})",
+        FormatRfc3339Ms(w.disk_full_since_ms), w.disk_full_error.ToString());
+  }
   if (!w.last_commit.ok()) return "the last commit failed: " + w.last_commit.ToString();
   if (::access(data_dir.c_str(), W_OK) != 0) return "the data directory is not writable";
   if (w.queued_bytes >= HighWater(w)) {
@@ -84,6 +90,8 @@ std::string ServerStatus::MetricsText() const {
   Gauge(out, "dashcam_queue_events", "Events waiting for the writer.", w.queued_events);
   Gauge(out, "dashcam_queue_limit_bytes",
         "Queue size past which ingest is refused with 429 (--queue-bytes).", w.max_queue_bytes);
+  Gauge(out, "dashcam_disk_full",
+        "1 while ingestion is paused because the data disk is full, else 0.", w.disk_full ? 1 : 0);
   Gauge(out, "dashcam_ready", "1 when GET /readyz answers 200, else 0.",
         NotReadyReason(w, src_.sessions.draining(), src_.config.data_dir).empty() ? 1 : 0);
   const api::TailHub& tails = src_.tails;
@@ -118,6 +126,14 @@ Readiness ServerStatus::Ready() const {
 // Newest first. Event counts come from the per-minute level counts (a match-
 // all histogram by day), so this reads a few thousand rows per partition.
 namespace {
+
+// /api/v1/status's "ingest.disk_full": null, or since when and why ingestion
+// is paused for lack of space.
+json::value DiskFullJson(const storage::WriterStats& w) {
+  if (!w.disk_full) return nullptr;
+  return json::object{{"since", FormatRfc3339Ms(w.disk_full_since_ms)},
+                      {"error", w.disk_full_error.ToString()}};
+}
 
 // /api/v1/status's "retention": the policy, what was dropped, what goes next.
 json::value RetentionJson(const storage::RetentionStatus& r) {
@@ -239,7 +255,8 @@ std::string ServerStatus::StatusJson() const {
                                static_cast<double>(w.committed_events) / std::max(uptime, 1e-3)},
                               {"queued_events", w.queued_events},
                               {"queued_bytes", w.queued_bytes},
-                              {"queue_limit_bytes", w.max_queue_bytes}}},
+                              {"queue_limit_bytes", w.max_queue_bytes},
+                              {"disk_full", DiskFullJson(w)}}},
       {"connections", json::object{{"http", src_.sessions.size()},
                                    {"beats", src_.beats.active_connections.load()},
                                    {"tails", src_.tails.subscribers()}}},

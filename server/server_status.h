@@ -9,7 +9,9 @@
 //                       partitions, ingest rate, connections, a configuration
 //                       summary (never secrets: no rule file contents, no keys).
 //
-// Not ready when: the server is draining; the writer has stopped; the last
+// Not ready when: the server is draining; the writer has stopped; ingestion
+// is paused because the data disk is full (storage/writer.h; also the gauge
+// dashcam_disk_full and the status's "ingest.disk_full"); the last
 // commit failed (until one succeeds); the data directory is not writable; or
 // the writer queue holds at least 3/4 of --queue-bytes (kHighWaterPercent),
 // the point past which ingest requests are about to be refused with 429.

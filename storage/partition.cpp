@@ -1,7 +1,10 @@
 #include "storage/partition.h"
 
 #include <algorithm>
+#include <charconv>
+#include <fstream>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -59,6 +62,21 @@ Status Pragmas(Db& db, const PartitionOptions& opts) {
   if (auto s = db.Exec(fmt::format("PRAGMA cache_size=-{}", opts.cache_kib)); !s.ok()) return s;
   return db.Exec("PRAGMA temp_store=MEMORY");
 }
+
+// The byte count in a test quota file; nullopt when there is none.
+std::optional<std::uint64_t> ReadQuotaBytes(const std::string& path) {
+  std::ifstream in(path);
+  std::string text;
+  if (!in || !std::getline(in, text)) return std::nullopt;
+  std::uint64_t bytes = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), bytes);
+  if (ec != std::errc() || end == text.data()) return std::nullopt;
+  return bytes;
+}
+
+// SQLite's own default cap (SQLITE_MAX_PAGE_COUNT before 3.45), and an int
+// as old versions of the pragma parse it: no cap in practice.
+constexpr std::uint64_t kUncappedPages = 1073741823;
 
 Result<int> UserVersion(Db& db) {
   auto stmt = db.Prepare("PRAGMA user_version");
@@ -118,10 +136,39 @@ Result<std::unique_ptr<PartitionWriter>> PartitionWriter::Open(const std::string
   if (auto s = RegisterFtsTokenizer(w->db_.get(), &w->vocab_); !s.ok()) return s;
   sqlite3_busy_timeout(w->db_.get(), 5000);
   if (auto s = Pragmas(w->db_, opts); !s.ok()) return s;
+  w->test_quota_file_ = opts.test_quota_file;
+  if (auto s = w->ApplyTestQuota(); !s.ok()) return s;
   if (auto s = InitPartitionSchema(w->db_, day); !s.ok()) return s;
   if (auto s = w->Prepare(); !s.ok()) return s;
   if (auto s = w->LoadHighestKey(); !s.ok()) return s;
   return w;
+}
+
+Status PartitionWriter::ApplyTestQuota() {
+  if (test_quota_file_.empty()) return Status::Ok();
+  auto stmt = db_.Prepare("PRAGMA page_size");
+  if (!stmt.ok()) return stmt.status();
+  if (stmt->Step() != SQLITE_ROW) return db_.Check(stmt->Reset(), "page_size");
+  const auto page = static_cast<std::uint64_t>(std::max<std::int64_t>(stmt->Int(0), 512));
+  const auto bytes = ReadQuotaBytes(test_quota_file_);
+  // SQLite never lowers the cap below the file's current size, and 0 would
+  // only query it.
+  const std::uint64_t pages =
+      bytes ? std::clamp<std::uint64_t>(*bytes / page, 1, kUncappedPages) : kUncappedPages;
+  return db_.Exec(fmt::format("PRAGMA max_page_count={}", pages));
+}
+
+Status PartitionWriter::ProbeSpace() {
+  if (auto s = ApplyTestQuota(); !s.ok()) return s;
+  if (auto s = db_.Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+  // 64 KiB: more than one page, so that a disk with a page or two left does
+  // not count as having space again.
+  Status s = db_.Exec(
+      "INSERT OR REPLACE INTO meta VALUES('space_probe', zeroblob(65536));"
+      "DELETE FROM meta WHERE key = 'space_probe'");
+  if (s.ok()) s = db_.Exec("COMMIT");
+  if (!s.ok()) db_.Exec("ROLLBACK");
+  return s;
 }
 
 Status PartitionWriter::Prepare() {
@@ -262,6 +309,7 @@ Result<RecordOutcome> PartitionWriter::WriteOne(const Record& r, EventKey key) {
 
 Status PartitionWriter::Write(std::span<const Record* const> records,
                               std::span<RecordOutcome> outcomes, std::span<EventKey> keys) {
+  if (auto s = ApplyTestQuota(); !s.ok()) return s;
   if (auto s = db_.Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
   level_second_deltas_.clear();
   Status failure;

@@ -66,6 +66,13 @@ enum class SyncMode { kNormal, kFull };
 struct PartitionOptions {
   SyncMode sync = SyncMode::kFull;  // Default: fsync on every commit
   int cache_kib = 32 * 1024;        // page cache per connection
+  // Tests only: a file holding a byte count, read before every write
+  // transaction (creation, Write, ProbeSpace). Each partition file is then
+  // capped at that size with PRAGMA max_page_count, so that a write past it
+  // fails inside SQLite with SQLITE_FULL exactly as on a full disk; raising
+  // the number "frees space". A missing, empty or unparsable file: no cap.
+  // Default: empty, no such file.
+  std::string test_quota_file;
 };
 
 class PartitionWriter {
@@ -80,10 +87,16 @@ class PartitionWriter {
   Status Write(std::span<const Record* const> records, std::span<RecordOutcome> outcomes,
                std::span<EventKey> keys);
 
+  // Whether a write transaction can be committed now: writes and deletes a
+  // row of a few pages in `meta` and commits (the file's content does not
+  // change). NoSpace while the disk, or the test quota, is still full.
+  Status ProbeSpace();
+
   std::int64_t day() const { return day_; }
 
  private:
   PartitionWriter() = default;
+  Status ApplyTestQuota();
   Status Prepare();
   Status StoreVocabulary();
   Result<EventKey> NextKey(TimeMs ts);
@@ -94,6 +107,7 @@ class PartitionWriter {
   VocabularyCollector vocab_;  // before db_: the tokenizer uses it until db_ closes
   Db db_;
   std::int64_t day_ = 0;
+  std::string test_quota_file_;
   Stmt insert_event_, insert_fts_, max_key_, find_doc_, delete_event_, insert_replaced_,
       insert_vocab_, add_level_second_, add_level_minute_;
   Status LoadHighestKey();

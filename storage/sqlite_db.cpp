@@ -1,5 +1,7 @@
 #include "storage/sqlite_db.h"
 
+#include <cerrno>
+
 #include <fmt/format.h>
 
 namespace dashcam::storage {
@@ -10,7 +12,7 @@ Status SqliteStatus(int rc, sqlite3* db, std::string_view what) {
   std::string msg = fmt::format("{}: {}", what, detail ? detail : sqlite3_errstr(rc));
   switch (rc & 0xFF) {
     case SQLITE_FULL:
-      return Status::Unavailable(msg);
+      return Status::NoSpace(msg);
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
       return Status::Corruption(msg);
@@ -19,7 +21,14 @@ Status SqliteStatus(int rc, sqlite3* db, std::string_view what) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
       return Status::Overloaded(msg);
-    case SQLITE_IOERR:
+    case SQLITE_IOERR: {
+      // The unix VFS reports ENOSPC from write() as SQLITE_FULL, but from
+      // fsync, ftruncate or fallocate as an SQLITE_IOERR_* with the errno kept.
+      const int err = db ? sqlite3_system_errno(db) : 0;
+      if (err == ENOSPC || err == EDQUOT)
+        return Status::NoSpace(msg + " (no space left on device)");
+      return Status::IoError(msg);
+    }
     case SQLITE_CANTOPEN:
     case SQLITE_READONLY:
     case SQLITE_PERM:

@@ -16,6 +16,9 @@
 namespace dashcam::storage {
 
 // Maps an SQLite result code (and the connection's message) to a Status.
+// SQLITE_FULL, and an SQLITE_IOERR_* whose errno is ENOSPC or EDQUOT, give
+// NoSpace: the write did not happen for lack of space, and may once space
+// returns.
 Status SqliteStatus(int rc, sqlite3* db, std::string_view what);
 
 class Stmt {

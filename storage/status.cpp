@@ -18,6 +18,8 @@ std::string_view StatusCodeName(StatusCode code) {
       return "overloaded";
     case StatusCode::kUnavailable:
       return "unavailable";
+    case StatusCode::kNoSpace:
+      return "no_space";
     case StatusCode::kDeadlineExceeded:
       return "deadline_exceeded";
     case StatusCode::kCorruption:

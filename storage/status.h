@@ -20,7 +20,8 @@ enum class StatusCode {
   kAlreadyExists,     // a unique key is taken
   kTooLarge,          // the input exceeds a size limit
   kOverloaded,        // cannot take this now; retry later
-  kUnavailable,       // storage cannot serve (disk full, closed, shutting down)
+  kUnavailable,       // storage cannot serve (closed, shutting down)
+  kNoSpace,           // the disk (or the test quota) is full: nothing was written; retry later
   kDeadlineExceeded,  // the operation ran out of time
   kCorruption,        // on-disk data is damaged
   kIoError,           // the operating system reported a failure
@@ -42,6 +43,7 @@ class Status {
   static Status TooLarge(std::string msg) { return {StatusCode::kTooLarge, std::move(msg)}; }
   static Status Overloaded(std::string msg) { return {StatusCode::kOverloaded, std::move(msg)}; }
   static Status Unavailable(std::string msg) { return {StatusCode::kUnavailable, std::move(msg)}; }
+  static Status NoSpace(std::string msg) { return {StatusCode::kNoSpace, std::move(msg)}; }
   static Status DeadlineExceeded(std::string msg) {
     return {StatusCode::kDeadlineExceeded, std::move(msg)};
   }

@@ -1,10 +1,45 @@
 #include "storage/writer.h"
 
+#include <sys/statvfs.h>
+
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <future>
 
+#include <fmt/format.h>
+
+#include "storage/time_format.h"
+
 namespace dashcam::storage {
+namespace {
+
+constexpr auto kDiskFullLogPeriod = std::chrono::minutes(1);
+
+TimeMs WallNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Removes what a failed creation of a partition left behind, so that no
+// empty or half-initialised file is registered on the next start.
+void RemoveCreatedFiles(const std::string& path) {
+  std::error_code ec;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    std::filesystem::remove(path + suffix, ec);
+  }
+}
+
+// Bytes available to us on the filesystem holding `dir`; nullopt when
+// statvfs fails (then only the probe decides).
+std::optional<std::uint64_t> AvailableBytes(const std::string& dir) {
+  struct statvfs st {};
+  if (::statvfs(dir.c_str(), &st) != 0) return std::nullopt;
+  return static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
+}
+
+}  // namespace
 
 Writer::Writer(PartitionSet& partitions, WriterOptions options, const Log& log)
     : partitions_(partitions), options_(options), log_(log) {
@@ -17,6 +52,9 @@ Writer::Writer(PartitionSet& partitions, WriterOptions options, const Log& log)
                          "Wall time of one group commit, fsync included.", kLatencySecondsBuckets);
     commit_failures_ = &m->GetCounter("dashcam_commit_failures_total",
                                       "Group commits that failed to store some events.");
+    disk_full_pauses_ =
+        &m->GetCounter("dashcam_disk_full_pauses_total",
+                       "Times ingestion paused because a write found the disk full.");
   }
 }
 
@@ -42,6 +80,11 @@ WriterStats Writer::Stats() const {
     s.committed_events = committed_events_;
     s.last_commit = last_commit_;
     s.stopping = stopping_;
+    if (disk_full_) {
+      s.disk_full = true;
+      s.disk_full_since_ms = disk_full_->since_ms;
+      s.disk_full_error = disk_full_->error;
+    }
   }
   s.max_queue_bytes = options_.max_queue_bytes;
   s.events_last_minute = committed_rate_.LastMinute();
@@ -61,6 +104,12 @@ void Writer::Submit(std::vector<Record> records, EventStore::AppendCallback done
     Status refusal;
     if (stopping_) {
       refusal = Status::Unavailable("storage is shutting down");
+    } else if (disk_full_) {
+      ++disk_full_->refused_batches;
+      refusal = Status::NoSpace(fmt::format(
+          "the data disk is full (since {}); ingestion is paused and resumes by itself when "
+          "space returns",
+          FormatRfc3339Ms(disk_full_->since_ms)));
     } else if (queued_bytes_ > 0 && queued_bytes_ + job.bytes > options_.max_queue_bytes) {
       refusal = Status::Overloaded("ingest queue is full");
     }
@@ -107,32 +156,63 @@ void Writer::Stop() {
   open_.clear();
 }
 
+bool Writer::TakeWork(std::vector<Job>& group, bool& probe) {
+  std::unique_lock lock(mu_);
+  while (queue_.empty()) {
+    if (stopping_) return false;  // stopping and drained
+    if (!disk_full_) {
+      cv_.wait(lock);
+    } else if (SteadyClock::now() >= disk_full_->next_probe) {
+      probe = true;
+      return true;
+    } else {
+      cv_.wait_until(lock, disk_full_->next_probe);
+    }
+  }
+  std::size_t records = 0;
+  while (!queue_.empty() && !queue_.front().task &&
+         (group.empty() || records < options_.max_group_records)) {
+    records += queue_.front().records.size();
+    group.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+  }
+  if (group.empty()) {  // a RunExclusive task is first
+    group.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+    // A task may free space (retention drops a partition): probe next.
+    if (disk_full_) disk_full_->next_probe = SteadyClock::now();
+  }
+  return true;
+}
+
 void Writer::Run() {
   for (;;) {
     std::vector<Job> group;
-    {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping and drained
-      std::size_t records = 0;
-      while (!queue_.empty() && !queue_.front().task &&
-             (group.empty() || records < options_.max_group_records)) {
-        records += queue_.front().records.size();
-        group.push_back(std::move(queue_.front()));
-        queue_.pop_front();
-      }
-      if (group.empty()) {  // a RunExclusive task is first
-        group.push_back(std::move(queue_.front()));
-        queue_.pop_front();
-      }
+    bool probe = false;
+    if (!TakeWork(group, probe)) return;
+    if (probe) {
+      Probe();
+      continue;
     }
     if (group.front().task) {
       CloseWriter(group.front().task_day);
       group.front().task();
       continue;
     }
+    Status paused;
+    {
+      std::lock_guard lock(mu_);
+      if (disk_full_)
+        paused = Status::NoSpace("the data disk is full: " + disk_full_->error.message());
+    }
     const auto start = std::chrono::steady_clock::now();
-    Status status = CommitGroup(group);
+    Status status;
+    if (paused.ok()) {
+      status = CommitGroup(group);
+    } else {
+      FailGroup(group, paused);  // queued before the pause: no write is tried
+      status = paused;
+    }
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
     std::size_t bytes = 0, events = 0, stored = 0;
     for (const Job& job : group) {
@@ -142,23 +222,98 @@ void Writer::Run() {
           std::count_if(job.result.outcomes.begin(), job.result.outcomes.end(),
                         [](RecordOutcome o) { return o != RecordOutcome::kFailed; }));
     }
-    if (group_events_) {
+    if (group_events_ && paused.ok()) {
       group_events_->Observe(static_cast<double>(events));
       commit_seconds_->Observe(took.count());
       if (!status.ok()) commit_failures_->Add();
     }
     committed_rate_.Add(stored);
+    if (paused.ok()) NoteCommitStatus(status);
     {
       // Before the callbacks, so that a client that saw its batch
       // acknowledged also sees it counted and no longer queued.
       std::lock_guard lock(mu_);
       committed_events_ += stored;
-      last_commit_ = std::move(status);
+      if (paused.ok()) last_commit_ = std::move(status);
       queued_bytes_ -= bytes;
       queued_events_ -= events;
     }
     if (after_commit_) after_commit_();
     for (Job& job : group) job.done(std::move(job.result));
+  }
+}
+
+void Writer::FailGroup(std::vector<Job>& group, const Status& status) {
+  for (Job& job : group) {
+    job.result.status = status;
+    job.result.outcomes.assign(job.records.size(), RecordOutcome::kFailed);
+    job.result.ids.assign(job.records.size(), std::string());
+  }
+}
+
+void Writer::NoteCommitStatus(const Status& status) {
+  if (status.code() != StatusCode::kNoSpace) return;
+  const TimeMs since = WallNowMs();
+  {
+    std::lock_guard lock(mu_);
+    if (disk_full_) return;
+    const auto now = SteadyClock::now();
+    disk_full_ =
+        DiskFull{status, no_space_day_, since, now + options_.disk_full_probe_interval, now};
+  }
+  if (disk_full_pauses_) disk_full_pauses_->Add();
+  log_.Error(
+      "disk_full",
+      {{"partition", FormatDay(no_space_day_)},
+       {"error", status.ToString()},
+       {"probe_interval_ms", static_cast<std::int64_t>(options_.disk_full_probe_interval.count())},
+       {"action", "ingestion paused; it resumes by itself when space returns"}});
+}
+
+void Writer::Probe() {
+  std::int64_t day = 0;
+  {
+    std::lock_guard lock(mu_);
+    day = disk_full_->day;
+  }
+  Status s;
+  const auto available = AvailableBytes(partitions_.dir());
+  if (available && *available < options_.disk_full_resume_free_bytes) {
+    s = Status::NoSpace(fmt::format("{} bytes free on the data disk, fewer than the {} to resume",
+                                    *available, options_.disk_full_resume_free_bytes));
+  } else {
+    auto writer = WriterFor(day);
+    s = writer.ok() ? (*writer)->ProbeSpace() : writer.status();
+    if (!s.ok()) CloseWriter(day);  // a connection that failed a write starts afresh
+  }
+  const auto now = SteadyClock::now();
+  std::unique_lock lock(mu_);
+  DiskFull& full = *disk_full_;
+  if (s.ok()) {
+    const DiskFull ended = std::move(full);
+    disk_full_.reset();
+    last_commit_ = Status::Ok();  // a write transaction committed
+    lock.unlock();
+    log_.Info("disk_space_recovered", {{"partition", FormatDay(day)},
+                                       {"paused_ms", WallNowMs() - ended.since_ms},
+                                       {"refused_batches", ended.refused_batches},
+                                       {"failed_probes", ended.failed_probes}});
+    return;
+  }
+  ++full.failed_probes;
+  full.next_probe = now + options_.disk_full_probe_interval;
+  const bool remind = now - full.last_log >= kDiskFullLogPeriod;
+  if (remind) full.last_log = now;
+  const DiskFull copy = full;
+  lock.unlock();
+  if (remind) {
+    log_.Warn("disk_full", {{"partition", FormatDay(day)},
+                            {"since", FormatRfc3339Ms(copy.since_ms)},
+                            {"refused_batches", copy.refused_batches},
+                            {"failed_probes", copy.failed_probes},
+                            {"error", s.ToString()}});
+  } else {
+    log_.Debug("disk_full_probe_failed", {{"partition", FormatDay(day)}, {"error", s.ToString()}});
   }
 }
 
@@ -179,7 +334,8 @@ Status Writer::CommitGroup(std::vector<Job>& group) {
   Status first_failure;
   for (auto& [day, refs] : by_day) {
     Status s = CommitDay(day, group, refs);
-    if (first_failure.ok()) first_failure = std::move(s);
+    // A full disk wins: it is what pauses ingestion (NoteCommitStatus).
+    if (first_failure.ok() || s.code() == StatusCode::kNoSpace) first_failure = std::move(s);
   }
   return first_failure;
 }
@@ -206,7 +362,14 @@ Status Writer::CommitDay(std::int64_t day, std::vector<Job>& group,
     status = (*writer)->Write(records, outcomes, keys);
 
   if (!status.ok()) {
-    log_.Error("commit_failed", {{"partition", FormatDay(day)}, {"error", status.ToString()}});
+    // The transaction rolled back; a fresh connection clears whatever state
+    // the failed one kept (an I/O error can leave it unusable).
+    if (writer.ok()) CloseWriter(day);
+    if (status.code() == StatusCode::kNoSpace) {
+      no_space_day_ = day;  // logged once, as disk_full, by NoteCommitStatus
+    } else {
+      log_.Error("commit_failed", {{"partition", FormatDay(day)}, {"error", status.ToString()}});
+    }
     for (const auto& r : refs) {
       if (group[r.first].result.status.ok()) group[r.first].result.status = status;
     }
@@ -250,8 +413,16 @@ Result<PartitionWriter*> Writer::WriterFor(std::int64_t day) {
     open_.erase(open_order_.front());
     open_order_.pop_front();
   }
-  auto opened = PartitionWriter::Open(partitions_.PathFor(day), day, options_.partition);
-  if (!opened.ok()) return opened.status();
+  const std::string path = partitions_.PathFor(day);
+  std::error_code ec;
+  const bool existed = std::filesystem::exists(path, ec);
+  auto opened = PartitionWriter::Open(path, day, options_.partition);
+  if (!opened.ok()) {
+    // Creating a day's file can fail half way (a full disk): nothing in it
+    // was registered or acknowledged, so take it away again.
+    if (!existed) RemoveCreatedFiles(path);
+    return opened.status();
+  }
   partitions_.Add(day);
   PartitionWriter* w = opened->get();
   open_.emplace(day, std::move(*opened));

@@ -6,10 +6,28 @@
 // Memory is bounded: a batch that would push the queued bytes over
 // `max_queue_bytes` is refused at once with Overloaded.
 //
+// Disk full. A commit that fails with NoSpace (SQLITE_FULL, or an I/O error
+// caused by ENOSPC) rolls back: none of its events is stored or reported
+// stored, and its partition connection is closed (the next use reopens it,
+// with fresh caches). The writer then pauses ingestion: Submit refuses every
+// batch at once with NoSpace (nothing queues up), batches already queued fail
+// with NoSpace without a write, and every `disk_full_probe_interval` the
+// writer thread tries a small write transaction on the partition that filled
+// up (PartitionWriter::ProbeSpace), but only once the data directory's
+// filesystem has `disk_full_resume_free_bytes` available again (statvfs):
+// a probe alone could succeed in WAL space the failed commit had already
+// allocated, and a disk with a few pages free would flap between paused
+// and writing. The first probe that commits ends the pause, without a
+// restart. A retention drop (RunExclusive) during the pause
+// brings the next probe forward. The pause is logged once when it starts
+// ("disk_full", an error), once a minute while it lasts and when it ends
+// ("disk_space_recovered"), never per refused batch.
+//
 // Thread-safety: Submit may be called from any thread. Callbacks run on the
 // writer thread and must not block.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -17,6 +35,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -34,6 +53,12 @@ struct WriterOptions {
   std::size_t max_open_partitions = 8;      // writer connections kept open
   PartitionOptions partition;
   int test_commit_delay_ms = 0;  // tests only: sleep before each commit
+  // While the disk is full: how often the writer tries whether it can write
+  // again (see above). Default: 1 s. REQUIRES: > 0
+  std::chrono::milliseconds disk_full_probe_interval{1000};
+  // Free bytes the data directory's filesystem needs before a probe may end
+  // the pause. Default: 16 MiB.
+  std::uint64_t disk_full_resume_free_bytes = 16u << 20;
   // Where commit group sizes, commit latency and failures are counted
   // (dashcam_commit_*). Default: null, not counted. Must outlive the writer.
   Metrics* metrics = nullptr;
@@ -50,6 +75,11 @@ struct WriterStats {
   // again (or if none failed).
   Status last_commit;
   bool stopping = false;  // Stop() was called: no new batches are taken
+  // Ingestion is paused because the disk is full (see above): since when
+  // (wall clock, ms since the epoch), and the error that started it.
+  bool disk_full = false;
+  TimeMs disk_full_since_ms = 0;
+  Status disk_full_error;
 };
 
 class Writer {
@@ -90,7 +120,27 @@ class Writer {
     std::int64_t task_day = 0;
   };
 
+  using SteadyClock = std::chrono::steady_clock;
+  // Ingestion paused for lack of space: see the file comment.
+  struct DiskFull {
+    Status error;      // the NoSpace that started it
+    std::int64_t day;  // the partition to probe
+    TimeMs since_ms;   // wall clock
+    SteadyClock::time_point next_probe;
+    SteadyClock::time_point last_log;
+    std::uint64_t refused_batches = 0;
+    std::uint64_t failed_probes = 0;
+  };
+
   void Run();
+  // Takes the next group (or task) off the queue, waiting for one; sets
+  // `probe` instead when a disk-full probe is due. False once stopping with
+  // nothing queued.
+  bool TakeWork(std::vector<Job>& group, bool& probe);
+  void FailGroup(std::vector<Job>& group, const Status& status);
+  void Probe();
+  // Called on the writer thread with the status of a group commit.
+  void NoteCommitStatus(const Status& status);
   // Return the first failure, if any (each job's result has its own).
   Status CommitGroup(std::vector<Job>& group);
   Status CommitDay(std::int64_t day, std::vector<Job>& group,
@@ -112,6 +162,7 @@ class Writer {
   std::uint64_t committed_events_ = 0;  // guarded by mu_
   Status last_commit_;                  // guarded by mu_
   bool stopping_ = false;               // guarded by mu_
+  std::optional<DiskFull> disk_full_;   // guarded by mu_; set while paused
   std::thread thread_;
 
   // Held while the observer runs, so that replacing it waits for a call in
@@ -125,6 +176,10 @@ class Writer {
   HistogramMetric* group_events_ = nullptr;
   HistogramMetric* commit_seconds_ = nullptr;
   Counter* commit_failures_ = nullptr;
+  Counter* disk_full_pauses_ = nullptr;
+
+  // Writer thread only: the day of the last commit that failed with NoSpace.
+  std::int64_t no_space_day_ = 0;
 
   // Writer thread only.
   std::map<std::int64_t, std::unique_ptr<PartitionWriter>> open_;

@@ -1,0 +1,252 @@
+// Tests for storage/writer.h's disk-full pause against real SQLite partition
+// files. The disk fills up for real inside SQLite: the test quota file
+// (PartitionOptions::test_quota_file) caps each partition with PRAGMA
+// max_page_count, so inserts past it fail with SQLITE_FULL, and raising the
+// number in the file frees the space again.
+#include "storage/writer.h"
+
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <limits>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "storage/fts_tokenizer.h"
+#include "storage/sqlite_db.h"
+#include "storage/time_format.h"
+#include "tests/common/test_server.h"
+
+namespace dashcam::storage {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr std::int64_t kDay = 20786;  // 2026-11-29
+constexpr TimeMs kT0 = kDay * kMsPerDay + 10 * 3'600'000;
+constexpr std::uint64_t kSmallQuota = 256u << 10;
+constexpr std::uint64_t kNoQuota = 1ull << 40;
+
+// What one partition file holds, read with a connection of its own.
+struct FileContents {
+  std::int64_t events = 0;
+  std::int64_t level_counted = 0;  // sum of level_minutes: must equal events
+  std::set<std::string> sources;
+  std::string integrity;
+};
+
+FileContents ReadFile(const std::string& path) {
+  FileContents out;
+  Db db;
+  EXPECT_TRUE(db.Open(path, SQLITE_OPEN_READONLY).ok()) << path;
+  EXPECT_TRUE(RegisterFtsTokenizer(db.get()).ok());
+  auto one = [&](const char* sql, auto read) {
+    auto stmt = db.Prepare(sql);
+    EXPECT_TRUE(stmt.ok()) << sql;
+    const bool row = stmt.ok() && stmt->Step() == SQLITE_ROW;
+    EXPECT_TRUE(row) << sql;
+    if (row) read(*stmt);
+  };
+  one("PRAGMA integrity_check", [&](Stmt& s) { out.integrity = s.Text(0); });
+  one("SELECT count(*) FROM events", [&](Stmt& s) { out.events = s.Int(0); });
+  one("SELECT coalesce(sum(n), 0) FROM level_minutes",
+      [&](Stmt& s) { out.level_counted = s.Int(0); });
+  auto stmt = db.Prepare("SELECT source FROM events");
+  EXPECT_TRUE(stmt.ok());
+  while (stmt->Step() == SQLITE_ROW) out.sources.insert(std::string(stmt->Text(0)));
+  return out;
+}
+
+class WriterDiskFullTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(parts_.Discover().ok());
+    SetQuota(kSmallQuota);
+  }
+  void TearDown() override {
+    if (writer_) writer_->Stop();
+  }
+
+  void StartWriter(std::chrono::milliseconds probe_interval, std::uint64_t resume_free_bytes = 0) {
+    WriterOptions o;
+    o.disk_full_resume_free_bytes = resume_free_bytes;
+    o.partition.sync = SyncMode::kNormal;
+    o.partition.test_quota_file = QuotaPath();
+    o.disk_full_probe_interval = probe_interval;
+    writer_ = std::make_unique<Writer>(parts_, o, log_);
+    writer_->Start();
+  }
+
+  std::string QuotaPath() const { return dir_.path() + "/quota"; }
+  void SetQuota(std::uint64_t bytes) { std::ofstream(QuotaPath()) << bytes << "\n"; }
+
+  // A batch of `n` events of about 2 KiB of distinct words each, named
+  // "<prefix>-<i>" (the name is the stored source).
+  std::vector<Record> Batch(const std::string& prefix, int n, TimeMs ts = kT0) {
+    std::vector<Record> out;
+    for (int i = 0; i < n; ++i) {
+      Record r;
+      r.ts_ms = ts + i;
+      r.level = i % 2 ? "INFO" : "WARN";
+      for (int w = 0; w < 200; ++w) r.message += fmt::format("w{:x} ", rng_());
+      r.source = fmt::format("{}-{}", prefix, i);
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+  AppendResult Append(std::vector<Record> records) {
+    std::promise<AppendResult> done;
+    auto result = done.get_future();
+    writer_->Submit(std::move(records), [&](AppendResult r) { done.set_value(std::move(r)); });
+    return result.get();
+  }
+
+  // Appends batches until one fails; records the names of stored events.
+  AppendResult FillUp(std::set<std::string>& stored) {
+    for (int b = 0; b < 100; ++b) {
+      const std::string prefix = fmt::format("fill{}", b);
+      AppendResult r = Append(Batch(prefix, 20));
+      if (!r.status.ok()) return r;
+      for (int i = 0; i < 20; ++i) stored.insert(fmt::format("{}-{}", prefix, i));
+    }
+    ADD_FAILURE() << "the quota never filled up";
+    return {};
+  }
+
+  bool WaitUntilWritable(std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (writer_->Stats().disk_full) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(10ms);
+    }
+    return true;
+  }
+
+  testing::TempDir dir_;
+  PartitionSet parts_{dir_.path() + "/data"};
+  Log log_ = Log::Null();
+  std::unique_ptr<Writer> writer_;
+  std::mt19937_64 rng_{42};
+};
+
+TEST_F(WriterDiskFullTest, FullDiskRollsBackPausesAndResumesByItself) {
+  StartWriter(100ms);
+  std::set<std::string> stored;
+  const AppendResult failed = FillUp(stored);
+  ASSERT_FALSE(stored.empty());
+  // The failed batch: nothing of it stored or reported stored.
+  EXPECT_EQ(failed.status.code(), StatusCode::kNoSpace) << failed.status.ToString();
+  ASSERT_EQ(failed.outcomes.size(), 20u);
+  for (RecordOutcome o : failed.outcomes) EXPECT_EQ(o, RecordOutcome::kFailed);
+
+  WriterStats stats = writer_->Stats();
+  EXPECT_TRUE(stats.disk_full);
+  EXPECT_GT(stats.disk_full_since_ms, 0);
+  EXPECT_EQ(stats.disk_full_error.code(), StatusCode::kNoSpace);
+
+  // Paused: refused at once, before Submit returns, and nothing queues.
+  bool called = false;
+  AppendResult refused;
+  writer_->Submit(Batch("refused", 5), [&](AppendResult r) {
+    called = true;
+    refused = std::move(r);
+  });
+  EXPECT_TRUE(called);
+  EXPECT_EQ(refused.status.code(), StatusCode::kNoSpace);
+  EXPECT_TRUE(refused.outcomes.empty());
+  EXPECT_EQ(writer_->Stats().queued_bytes, 0u);
+
+  // Probes keep failing while the quota stays: still paused.
+  std::this_thread::sleep_for(350ms);
+  EXPECT_TRUE(writer_->Stats().disk_full);
+
+  // The file holds exactly the acknowledged events, consistently.
+  FileContents during = ReadFile(parts_.PathFor(kDay));
+  EXPECT_EQ(during.integrity, "ok");
+  EXPECT_EQ(during.sources, stored);
+  EXPECT_EQ(during.level_counted, during.events);
+
+  SetQuota(kNoQuota);
+  ASSERT_TRUE(WaitUntilWritable(5s));
+  stats = writer_->Stats();
+  EXPECT_TRUE(stats.last_commit.ok()) << stats.last_commit.ToString();
+  // The batch refused before is taken now, on the reopened connection.
+  const AppendResult again = Append(Batch("refused", 5, kT0 + 100'000));
+  ASSERT_TRUE(again.status.ok()) << again.status.ToString();
+  for (int i = 0; i < 5; ++i) stored.insert(fmt::format("refused-{}", i));
+
+  writer_->Stop();
+  FileContents after = ReadFile(parts_.PathFor(kDay));
+  EXPECT_EQ(after.integrity, "ok");
+  EXPECT_EQ(after.sources, stored);
+  EXPECT_EQ(after.level_counted, after.events);
+}
+
+TEST_F(WriterDiskFullTest, NewPartitionOnFullDiskLeavesNoFileBehind) {
+  SetQuota(1);  // one page: not even the schema fits
+  StartWriter(100ms);
+  const AppendResult r = Append(Batch("new", 3));
+  EXPECT_EQ(r.status.code(), StatusCode::kNoSpace) << r.status.ToString();
+  EXPECT_TRUE(writer_->Stats().disk_full);
+  const std::string path = parts_.PathFor(kDay);
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+  EXPECT_FALSE(parts_.Contains(kDay));
+
+  SetQuota(kNoQuota);
+  ASSERT_TRUE(WaitUntilWritable(5s));  // the probe creates the partition
+  const AppendResult ok = Append(Batch("new", 3));
+  ASSERT_TRUE(ok.status.ok()) << ok.status.ToString();
+  EXPECT_TRUE(parts_.Contains(kDay));
+  writer_->Stop();
+  FileContents after = ReadFile(path);
+  EXPECT_EQ(after.integrity, "ok");
+  EXPECT_EQ(after.sources, (std::set<std::string>{"new-0", "new-1", "new-2"}));
+}
+
+TEST_F(WriterDiskFullTest, ExclusiveTaskDuringPauseBringsTheProbeForward) {
+  StartWriter(std::chrono::hours(1));  // no timed probe within the test
+  std::set<std::string> stored;
+  ASSERT_EQ(FillUp(stored).status.code(), StatusCode::kNoSpace);
+  ASSERT_TRUE(writer_->Stats().disk_full);
+  SetQuota(kNoQuota);  // as if retention had dropped a partition
+  std::this_thread::sleep_for(200ms);
+  EXPECT_TRUE(writer_->Stats().disk_full);  // nothing probed yet
+  bool ran = false;
+  ASSERT_TRUE(writer_->RunExclusive(kDay - 1, [&] { ran = true; }).ok());
+  EXPECT_TRUE(ran);
+  EXPECT_TRUE(WaitUntilWritable(5s));
+}
+
+TEST_F(WriterDiskFullTest, StaysPausedUntilTheFilesystemHasTheFreeBytesToResume) {
+  StartWriter(50ms, std::numeric_limits<std::uint64_t>::max());
+  std::set<std::string> stored;
+  ASSERT_EQ(FillUp(stored).status.code(), StatusCode::kNoSpace);
+  SetQuota(kNoQuota);  // SQLite could write, but the filesystem is "too full"
+  EXPECT_FALSE(WaitUntilWritable(400ms));
+  const AppendResult r = Append(Batch("refused", 1));
+  EXPECT_EQ(r.status.code(), StatusCode::kNoSpace);
+  EXPECT_NE(r.status.message().find("disk is full"), std::string::npos) << r.status.ToString();
+}
+
+TEST_F(WriterDiskFullTest, StopWhilePausedReturnsAndRefuses) {
+  StartWriter(std::chrono::hours(1));
+  std::set<std::string> stored;
+  ASSERT_EQ(FillUp(stored).status.code(), StatusCode::kNoSpace);
+  const auto start = std::chrono::steady_clock::now();
+  writer_->Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  const AppendResult r = Append(Batch("late", 1));
+  EXPECT_EQ(r.status.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(ReadFile(parts_.PathFor(kDay)).sources, stored);
+}
+
+}  // namespace
+}  // namespace dashcam::storage
