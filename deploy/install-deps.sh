@@ -12,8 +12,10 @@ packages=(
   libgtest-dev libgmock-dev
   clang libclang-rt-14-dev clang-format
 )
-if [ "${DASHCAM_WITH_BROWSER:-0}" = "1" ]; then
-  packages+=(chromium nodejs npm)
+# Chromium runs the browser tests (tests/browser, through playwright-core);
+# like Node.js below, only the tests need it.
+if [ "${DASHCAM_WITHOUT_NODE:-0}" != "1" ]; then
+  packages+=(chromium)
 fi
 
 missing=()

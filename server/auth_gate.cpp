@@ -20,6 +20,17 @@ constexpr const char* kReasons[] = {"missing", "malformed", "unknown_key",
 // WWW-Authenticate fields.
 constexpr const char* kChallenge =
     R"(ApiKey realm="dashcam", Basic realm="dashcam", charset="UTF-8", Bearer realm="dashcam")";
+// For the page's own scripts: a Basic challenge makes browsers open their
+// credentials dialog even for fetch(), over the page's own key form; they do
+// not prompt for a scheme they do not know.
+constexpr const char* kPageChallenge = R"(ApiKey realm="dashcam")";
+
+// The page sends this header on every fetch. A cross-origin page cannot set a
+// custom header without a CORS preflight, which dashcam never grants, so only
+// dashcam's own page (or a non-browser client, which has no dialog) sends it.
+bool FromPage(const api::HttpRequest& req) {
+  return req[kPageClientHeader] == "web";
+}
 
 }  // namespace
 
@@ -45,7 +56,7 @@ api::HttpResponse AuthGate::Unauthorized(const api::HttpRequest& req, const char
     log_.Warn("auth_failed", {{"reason", reason_label}, {"peer", peer.to_string()}});
   }
   auto res = api::MakeErrorResponse(req, http::status::unauthorized, "security_exception", reason);
-  res.set(http::field::www_authenticate, kChallenge);
+  res.set(http::field::www_authenticate, FromPage(req) ? kPageChallenge : kChallenge);
   return res;
 }
 

@@ -1,7 +1,9 @@
 // AuthGate: with --auth-file, decides before a request is routed whether its
 // caller may make it, and answers the refusals:
 //   401 {"error":{"type":"security_exception",..}} with WWW-Authenticate
-//       (ApiKey, Basic and Bearer challenges): no key, a malformed
+//       (ApiKey, Basic and Bearer challenges; only ApiKey for a request
+//       with `X-Dashcam-Client: web`, the page's own fetches, so that
+//       browsers do not open their Basic dialog): no key, a malformed
 //       Authorization header, an unknown id or a wrong key (the same reason
 //       for the last two, so ids cannot be probed);
 //   403 security_exception: a valid key whose role may not call the endpoint
@@ -33,6 +35,9 @@
 #include "storage/metrics.h"
 
 namespace dashcam::server {
+
+// Sent as `X-Dashcam-Client: web` by web/static/app.js on every API request.
+inline constexpr const char* kPageClientHeader = "X-Dashcam-Client";
 
 // A request allowed through. `key` is null for an open endpoint.
 struct Admission {

@@ -278,6 +278,35 @@ TEST_F(AuthTest, EveryHeaderFormIsAccepted) {
   }
 }
 
+// A Basic challenge makes browsers open their own credentials dialog, even
+// for fetch(); the page's requests (X-Dashcam-Client: web) get only ApiKey's.
+TEST_F(AuthTest, PageRequestsGetNoBasicChallenge) {
+  const Headers page = {{"X-Dashcam-Client", "web"}};
+  const std::vector<Headers> refused = {
+      page,
+      {{"X-Dashcam-Client", "web"}, {"Authorization", "ApiKey " + Base64("reader:wrong")}},
+      {{"X-Dashcam-Client", "web"}, {"Authorization", "Basic !!!"}},
+  };
+  for (const auto& h : refused) {
+    auto r = As(kNone, "GET", "/api/v1/search?q=loss", {}, h);
+    EXPECT_EQ(r.status, 401) << r.body;
+    EXPECT_EQ(r.headers["www-authenticate"], R"(ApiKey realm="dashcam")");
+    EXPECT_EQ(json::parse(r.body).at("error").at("type").as_string(), "security_exception");
+  }
+  // Everyone else, another value of the header included, keeps all three.
+  for (const Headers& h : {Headers{}, Headers{{"X-Dashcam-Client", "curl"}}}) {
+    auto r = As(kNone, "GET", "/api/v1/search?q=loss", {}, h);
+    EXPECT_EQ(r.status, 401) << r.body;
+    const std::string challenge = r.headers["www-authenticate"];
+    for (const char* scheme : {"ApiKey realm=", "Basic realm=", "Bearer realm="}) {
+      EXPECT_NE(challenge.find(scheme), std::string::npos) << challenge;
+    }
+  }
+  // The header changes nothing else: a good key passes, a wrong role is 403.
+  EXPECT_EQ(As(kRead, "GET", "/api/v1/search?q=loss", {}, page).status, 200);
+  EXPECT_EQ(As(kIngest, "GET", "/api/v1/search?q=loss", {}, page).status, 403);
+}
+
 TEST_F(AuthTest, RowFilterLeaksNothingOnAnyReadEndpoint) {
   // The data is there: an unfiltered reader sees both users.
   auto all = JsonAs(kRead, "GET", "/api/v1/search?track_total_hits=true&q=loss");
