@@ -31,7 +31,7 @@ test: test-release test-asan
 # package-lock.json); installed once.
 test-node-deps: deps
 	[ -d tests/es_client/node_modules ] || npm ci --prefix tests/es_client --no-audit --no-fund
-	[ -d tests/browser/node_modules ] || npm ci --prefix tests/browser --no-audit --no-fund
+	[ -d tests/web/node_modules ] || npm ci --prefix tests/web --no-audit --no-fund
 
 test-release: build test-node-deps
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)

@@ -12,7 +12,7 @@ packages=(
   libgtest-dev libgmock-dev
   clang libclang-rt-14-dev clang-format
 )
-# Chromium runs the browser tests (tests/browser, through playwright-core);
+# Chromium runs the browser tests (tests/web, through playwright-core);
 # like Node.js below, only the tests need it.
 if [ "${DASHCAM_WITHOUT_NODE:-0}" != "1" ]; then
   packages+=(chromium)

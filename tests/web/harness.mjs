@@ -1,9 +1,9 @@
 // What every browser test needs: the real dashcam on a free loopback port with
 // a temporary data directory, a real Chromium driven by playwright-core, and
-// events ingested over HTTP. One topic per file (tests/browser/*.mjs), each
+// events ingested over HTTP. One topic per file (tests/web/*.mjs), each
 // run by ctest as
 //
-//   node tests/browser/<topic>.mjs <path to dashcam> [<path to chromium>]
+//   node tests/web/<topic>.mjs <path to dashcam> [<path to chromium>]
 //
 // A test file calls run(async (t) => { ... }): `t.check(name, ok, detail)`
 // records a result; run prints "N passed, M failed", stops every server and
