@@ -45,7 +45,8 @@ std::string Gunzip(const std::string& in) {
 std::vector<std::string> References(const std::string& path, const std::string& body) {
   static const std::regex html(R"re((?:src|href)="([^"#?:]+)")re");
   static const std::regex css(R"re(url\(\s*["']?([^"')#?:]+))re");
-  static const std::regex js(R"re((?:import|from)\s*["']\.?/?([^"']+)["'])re");
+  // Module specifiers: "./x.js" (the page's modules import one another so).
+  static const std::regex js(R"re(\b(?:import|from)\s*["'](\.{0,2}/[^"']+\.m?js)["'])re");
   const std::regex& re = path.ends_with(".html") ? html : path.ends_with(".css") ? css : js;
   std::vector<std::string> out;
   for (auto it = std::sregex_iterator(body.begin(), body.end(), re); it != std::sregex_iterator();
