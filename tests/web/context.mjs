@@ -6,7 +6,8 @@
 // marked and in view; "More before" loads the rest; Escape closes it and the
 // focus returns to the opener. The page's hits list offers the button
 // (core part); this test opens the dialog through ctx.openContext, exposed
-// as window.__dashcam when the test sets window.__dashcamDebug.
+// as window.__dashcam when the test sets window.__dashcamDebug (as is
+// ctx.setInsights, the insights slot's hook, also checked here).
 //
 // Query text: for host names full of the query language's specials (and
 // values that contain one another), filterClause('host.name', v)
@@ -126,6 +127,20 @@ run(async (t) => {
   await page.keyboard.press('Escape');
   await waitUntil('the dialog closed', async () => !(await dialog.evaluate((d) => d.open)));
   t.check('focus returns to the opener', await page.evaluate(() => document.activeElement?.id === 'q'));
+
+  // The insights slot: hidden while this server has no insights API (404);
+  // ctx.setInsights shows and hides it.
+  const insights = page.locator('#insights');
+  t.check('the insights slot is hidden without an insights API', await insights.isHidden());
+  await page.evaluate(() => {
+    const p = document.createElement('p');
+    p.textContent = 'GPU 3 on gpu-node-1 ran out of memory 4 times';
+    window.__dashcam.setInsights([p]);
+  });
+  t.check('setInsights shows the slot', await insights.isVisible() &&
+          (await insights.textContent()).includes('ran out of memory'));
+  await page.evaluate(() => window.__dashcam.setInsights(null));
+  t.check('setInsights(null) hides it', await insights.isHidden());
 
   t.check('no uncaught error', seen.errors.length === 0, JSON.stringify(seen.errors));
   t.check('no CSP violation', seen.cspViolations.length === 0, JSON.stringify(seen.cspViolations));

@@ -88,6 +88,18 @@ run(async (t) => {
   await page.goBack();
   await waitUntil('back to 6 h', () => fragment(page).get('from') === 'now-6h');
 
+  // Keyboard: focus the plot, walk to a bucket, Enter zooms into it.
+  await page.locator('#histogram svg').focus();
+  await page.keyboard.press('ArrowLeft');
+  const keyTip = await page.locator('#histogram .histogram-tooltip').textContent();
+  t.check('arrow keys show a bucket', /\d+ hits/.test(keyTip), keyTip);
+  await page.keyboard.press('Enter');
+  await waitUntil('Enter zooms into the bucket', () => /^\d{4}-/.test(fragment(page).get('from') ?? ''));
+  const bucketMs = Date.parse(fragment(page).get('to')) - Date.parse(fragment(page).get('from'));
+  t.check('Enter zooms into one bucket (5 min)', bucketMs === 300e3, String(bucketMs));
+  await page.goBack();
+  await waitUntil('back to 6 h', () => fragment(page).get('from') === 'now-6h');
+
   // The sidebar: host.name with counts, sampled.
   const hostField = page.locator('#sidebar .field[data-field="host.name"]');
   await hostField.locator('.value-include').first().waitFor();

@@ -12,7 +12,8 @@
 // history, so Back undoes it); clicking a legend entry of a field split adds
 // field:value to the query. Redrawn at the element's pixel width
 // (ResizeObserver) and on theme changes; every value from the data reaches
-// the page as textContent.
+// the page as textContent. Keyboard: the plot is focusable; arrows walk the
+// buckets (tooltip), Enter zooms into one, "Zoom out" widens the range.
 import { errorReason } from "./api.js";
 import { countTicks, rangeLabel, shortNumber, timeTicks } from "./chart_axes.js";
 import { MISSING, OTHER } from "./colors.js";
@@ -253,17 +254,26 @@ export function mountHistogram({ api, store, colors }) {
 
   // Pointer: hover shows a bucket; a drag selects a range to zoom into.
   let dragFrom = null;
+  let cursor = -1;  // the bucket shown in the tooltip
   const pointerX = (e) => e.clientX - chart.getBoundingClientRect().left;
   const clampX = (x) => Math.min(geometry.x1, Math.max(geometry.x0, x));
 
-  function hover(x) {
+  // The bucket under pixel x, or -1.
+  function bucketAt(x) {
     const g = geometry;
-    if (!shown || !g || x < g.x0 || x > g.x1) { hideHover(); return; }
-    const { body, series, colorOf, state } = shown;
-    const first = body.buckets[0]?.t ?? g.from;
+    if (!shown || !g || x < g.x0 || x > g.x1) return -1;
+    const first = shown.body.buckets[0]?.t ?? g.from;
     const i = Math.floor((g.tOf(x) - first) / g.step);
-    const b = body.buckets[i];
-    if (!b) { hideHover(); return; }
+    return i >= 0 && i < shown.body.buckets.length ? i : -1;
+  }
+
+  // Marks bucket i and shows its time and counts in the tooltip.
+  function showBucket(i) {
+    const g = geometry;
+    const b = shown?.body.buckets[i];
+    if (!g || !b) { hideHover(); return; }
+    cursor = i;
+    const { series, colorOf, state } = shown;
     const xa = Math.max(g.x0, g.xOf(b.t)), xb = Math.min(g.x1, g.xOf(b.t + g.step));
     g.hover.setAttribute("x", xa);
     g.hover.setAttribute("width", Math.max(1, xb - xa));
@@ -271,7 +281,7 @@ export function mountHistogram({ api, store, colors }) {
                   el("div", "tip-total", `${(b.count ?? 0).toLocaleString()} hits`)];
     for (const s of series) {
       const cell = s.pick(b);
-      if (!cell || (!cell.count && cell.value == null) || series.length === 1 && !state.value) continue;
+      if (!cell || (!cell.count && cell.value == null) || (series.length === 1 && !state.value)) continue;
       const row = el("div", "tip-row");
       const swatch = el("span", "swatch");
       swatch.style.background = colorOf(s.key);
@@ -288,6 +298,7 @@ export function mountHistogram({ api, store, colors }) {
   }
 
   function hideHover() {
+    cursor = -1;
     tooltip.hidden = true;
     geometry?.hover?.setAttribute("width", 0);
   }
@@ -300,7 +311,9 @@ export function mountHistogram({ api, store, colors }) {
       geometry.drag.setAttribute("x", a);
       geometry.drag.setAttribute("width", b - a);
     }
-    hover(x);
+    const i = bucketAt(x);
+    if (i < 0) hideHover();
+    else showBucket(i);
   });
   chart.addEventListener("pointerleave", () => { if (dragFrom === null) hideHover(); });
   chart.addEventListener("pointerdown", (e) => {
@@ -324,6 +337,31 @@ export function mountHistogram({ api, store, colors }) {
   chart.addEventListener("pointercancel", () => {
     dragFrom = null;
     geometry?.drag.setAttribute("width", 0);
+  });
+
+  // Keyboard: arrows walk the buckets, Enter zooms into the one shown.
+  chart.setAttribute("tabindex", "0");
+  chart.addEventListener("focus", () => {
+    const buckets = shown?.body.buckets ?? [];
+    let i = buckets.length - 1;
+    while (i > 0 && !buckets[i].count) i--;
+    if (cursor < 0 && i >= 0) showBucket(i);
+  });
+  chart.addEventListener("blur", hideHover);
+  chart.addEventListener("keydown", (e) => {
+    const n = shown?.body.buckets.length ?? 0;
+    if (!n) return;
+    const moves = { ArrowLeft: -1, ArrowRight: 1, PageUp: -10, PageDown: 10 };
+    if (e.key in moves) showBucket(Math.min(n - 1, Math.max(0, cursor + moves[e.key])));
+    else if (e.key === "Home") showBucket(0);
+    else if (e.key === "End") showBucket(n - 1);
+    else if (e.key === "Escape") hideHover();
+    else if (e.key === "Enter" && cursor >= 0) {
+      const t = shown.body.buckets[cursor].t;
+      const iso = (ms) => new Date(ms).toISOString();
+      store.set({ from: iso(t), to: iso(t + shown.body.interval_ms) }, { push: true });
+    } else return;
+    e.preventDefault();
   });
 
   zoomOut.addEventListener("click", () => {
