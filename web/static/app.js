@@ -4,9 +4,14 @@
 // component that changes what is shown calls store.set; every component
 // that shows something of the current search subscribes and reloads.
 import { createApi } from "./api.js";
+import { createColors } from "./colors.js";
+import { mountContext } from "./context.js";
+import { mountHistogram } from "./histogram.js";
 import { mountHits } from "./hits.js";
+import { mountInsights } from "./insights.js";
 import { mountKeyPrompt } from "./key_prompt.js";
 import { mountQueryBar } from "./query_bar.js";
+import { mountSidebar } from "./sidebar.js";
 import { createStore } from "./store.js";
 
 const statusLine = document.getElementById("status");
@@ -16,8 +21,12 @@ const setStatus = (message) => {
 
 const api = createApi();
 const store = createStore();
-const ctx = { api, store, setStatus };
+const ctx = { api, store, setStatus, colors: createColors() };
 
 mountKeyPrompt(ctx);
 mountQueryBar(ctx);
 mountHits(ctx);
+mountContext(ctx);
+mountHistogram(ctx);
+mountSidebar(ctx);
+mountInsights(ctx);
