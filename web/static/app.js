@@ -4,10 +4,13 @@
 // component that changes what is shown calls store.set; every component
 // that shows something of the current search subscribes and reloads.
 import { createApi } from "./api.js";
+import { mountExport } from "./export.js";
 import { mountHits } from "./hits.js";
 import { mountKeyPrompt } from "./key_prompt.js";
 import { mountQueryBar } from "./query_bar.js";
 import { createStore } from "./store.js";
+import { mountTail } from "./tail.js";
+import { mountTimeRange } from "./time_range.js";
 
 const statusLine = document.getElementById("status");
 const setStatus = (message) => {
@@ -20,4 +23,7 @@ const ctx = { api, store, setStatus };
 
 mountKeyPrompt(ctx);
 mountQueryBar(ctx);
+mountTimeRange(ctx);
 mountHits(ctx);
+mountTail(ctx);
+mountExport(ctx);
