@@ -1,8 +1,10 @@
 // The hits list: the newest hits of the current search, a page at a time.
 // The next page is fetched by itself when the "Load more" button nears the
-// viewport (the button stays for keyboards and as the fallback). Rows are
-// light (hit_row.js; the detail is built on first open) and the list uses
-// content-visibility, so 10 000 rows scroll smoothly without virtualizing.
+// viewport (the button stays for keyboards and as the fallback). The list
+// is windowed (virtual_list.js: only rows near the viewport are in the
+// DOM), so 10 000 hits load and scroll as fast as 100. Rows: hit_row.js;
+// the expanded body: hit_detail.js. ↑/↓ move between rows, Enter expands,
+// Escape collapses.
 //
 // A new search aborts whatever is still in flight, so a slow answer to an
 // old query never overwrites a newer one. The designed states live here
@@ -17,6 +19,7 @@ import { hitDetail } from "./hit_detail.js";
 import { hitRow } from "./hit_row.js";
 import { hideQueryError, showQueryError } from "./query_bar.js";
 import { isNewSearch, queryParams } from "./store.js";
+import { createVirtualList } from "./virtual_list.js";
 
 const PAGE_SIZE = 200;
 const LOADING_DELAY_MS = 250;
@@ -42,6 +45,30 @@ export function mountHits(ctx) {
   // The search on screen.
   let view = { key: "", cursor: null, shown: 0, controller: null, body: null };
   let retryTimer = null;
+  // Expanded rows (by _id; they stay expanded while scrolled away) and rows
+  // just streamed in by the live tail (highlighted for a moment).
+  const openIds = new Set();
+  const liveIds = new Set();
+  const pinnedIds = new Set();  // fetched for a link, not of the search
+  // True while this list itself writes state.hit (an expansion by click).
+  let settingHit = false;
+
+  const rows = createVirtualList(list, {
+    key: (hit) => text(hit?._id),
+    row(hit) {
+      const id = text(hit?._id);
+      const li = hitRow(hit, onToggle);
+      if (liveIds.has(id)) li.classList.add("live");
+      if (pinnedIds.has(id)) li.classList.add("pinned");
+      if (openIds.has(id)) {
+        const details = li.querySelector("details");
+        details.append(hitDetail(hit, ctx));
+        details.open = true;
+        li.classList.add("open");
+      }
+      return li;
+    },
+  });
 
   async function fetchPage(state, cursor) {
     view.controller?.abort();
@@ -71,7 +98,9 @@ export function mountHits(ctx) {
     status.classList.remove("loading");
     list.removeAttribute("aria-busy");
     hideNotice();
-    list.replaceChildren();
+    openIds.clear();
+    pinnedIds.clear();
+    rows.setItems([]);
     show(result, state);
     if (result.ok) await openSelected(store.get());
   }
@@ -92,7 +121,7 @@ export function mountHits(ctx) {
 
   function show(result, state) {
     if (result.status === 401) {
-      list.replaceChildren();
+      rows.setItems([]);
       return;  // the key form is open (key_prompt.js)
     }
     if (!result.ok) {
@@ -100,10 +129,8 @@ export function mountHits(ctx) {
       return;
     }
     const hits = Array.isArray(result.body?.hits) ? result.body.hits : [];
-    const rows = document.createDocumentFragment();
-    for (const hit of hits) rows.append(hitRow(hit, onToggle));
-    list.append(rows);
-    view.shown += hits.length;
+    rows.append(hits.filter((hit) => rows.indexOf(text(hit?._id)) < 0));
+    view.shown = rows.items.length;
     view.body = result.body;
     view.cursor = result.body?.next_cursor || null;
     more.hidden = !view.cursor;
@@ -174,42 +201,66 @@ export function mountHits(ctx) {
 
   function onToggle(details, hit) {
     const id = text(hit?._id);
+    const li = details.parentElement;
+    li.classList.toggle("open", details.open);
     if (details.open) {
       if (!details.querySelector(".hit-detail")) details.append(hitDetail(hit, ctx));
+      if (!openIds.has(id)) {
+        openIds.add(id);
+        writeHit(id);
+      }
+    } else {
+      openIds.delete(id);
+      if (store.get().hit === id) writeHit("");
+    }
+    rows.schedule();  // its height changed
+  }
+
+  function writeHit(id) {
+    settingHit = true;
+    try {
       store.set({ hit: id });
-    } else if (store.get().hit === id) {
-      store.set({ hit: "" });
+    } finally {
+      settingHit = false;
     }
   }
 
-  function rowOf(id) {
-    return id ? list.querySelector(`li[data-id="${CSS.escape(id)}"]`) : null;
-  }
-
-  // Opens state.hit's row; one not on the first page is fetched by its _id
-  // and pinned on top, so a link to any hit reopens it.
+  // Shows state.hit expanded (a link, back/forward): scrolled to, fetched by
+  // its _id and pinned on top when it is not among the loaded hits.
   async function openSelected(state) {
-    for (const d of list.querySelectorAll("details[open]")) {
-      if (d.parentElement.dataset.id !== state.hit) d.open = false;
+    openIds.clear();
+    if (state.hit) openIds.add(state.hit);
+    for (const li of list.children) {
+      const details = li.querySelector("details");
+      if (details && details.open !== openIds.has(li.dataset.id)) details.open = openIds.has(li.dataset.id);
     }
     if (!state.hit) return;
-    let row = rowOf(state.hit);
-    if (!row) {
+    if (rows.indexOf(state.hit) < 0) {
       const key = view.key;
       const q = `_id:${state.hit.replace(/[^0-9A-Za-z_-]/g, "")}`;
       const result = await api.get("api/v1/search", { q, limit: 1 });
       const hit = result?.ok ? result.body?.hits?.[0] : null;
-      if (!hit || view.key !== key || rowOf(state.hit)) return;
-      row = hitRow(hit, onToggle);
-      row.classList.add("pinned");
-      list.prepend(row);
+      if (!hit || view.key !== key || rows.indexOf(state.hit) >= 0) return;
+      pinnedIds.add(state.hit);
+      rows.prepend([hit]);
     }
-    const details = row.querySelector("details");
-    details.open = true;
-    row.scrollIntoView({ block: "nearest" });
+    const header = document.querySelector("header")?.getBoundingClientRect().height ?? 0;
+    rows.scrollToIndex(rows.indexOf(state.hit), header + 8);
   }
 
   list.addEventListener("keydown", (event) => {
+    const summary = event.target.closest?.("summary");
+    if (summary && (event.key === "ArrowDown" || event.key === "ArrowUp")) {
+      const li = summary.closest("li");
+      const next = event.key === "ArrowDown" ? li.nextElementSibling : li.previousElementSibling;
+      const target = next?.querySelector("summary");
+      if (target) {
+        target.focus();
+        target.scrollIntoView({ block: "nearest" });
+        event.preventDefault();
+      }
+      return;
+    }
     if (event.key !== "Escape") return;
     const details = event.target.closest?.("details[open]");
     if (!details) return;
@@ -219,15 +270,13 @@ export function mountHits(ctx) {
   });
 
   insertLive = (hits) => {
-    if (!hits.length) return;
+    const fresh = hits.filter((hit) => rows.indexOf(text(hit?._id)) < 0).reverse();
+    if (!fresh.length) return;
     if (!notice.hidden && notice.classList.contains("notice-empty")) hideNotice();
-    for (const hit of hits) {
-      if (rowOf(text(hit?._id))) continue;
-      const row = hitRow(hit, onToggle);
-      row.classList.add("live");
-      list.prepend(row);
-      view.shown++;
-    }
+    for (const hit of fresh) liveIds.add(text(hit?._id));
+    rows.prepend(fresh);
+    setTimeout(() => { for (const hit of fresh) liveIds.delete(text(hit?._id)); }, 2500);
+    view.shown = rows.items.length;
     setStatus(summary(view.body, view.shown));
   };
 
@@ -237,7 +286,7 @@ export function mountHits(ctx) {
   }, { rootMargin: "1200px 0px" }).observe(more);
   store.subscribe((state, changed) => {
     if (isNewSearch(changed)) search(state);
-    else if (changed.has("hit")) openSelected(state);
+    else if (changed.has("hit") && !settingHit) openSelected(state);
   });
   search(store.get());
 }
