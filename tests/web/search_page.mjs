@@ -3,8 +3,10 @@
 // shown under the bar with a caret (never an alert), quick and absolute
 // time ranges, the URL round trip (a link with q/from/to/hit reopens the
 // view; back/forward restore searches), the empty state's "widen the
-// range", the syntax help, `/`, the query history, colour contrast in both
-// themes, and screenshots (results, error, dark theme, narrow width).
+// range", the syntax help, `/`, the query history, the loading and error
+// states (slow, query timeout, 429, unreachable: answers faked with
+// page.route), colour contrast in both themes, and screenshots (results,
+// error, empty, dark theme, narrow width).
 import { hitMessages, ingest, run, waitUntil } from './harness.mjs';
 import { screenshot } from './screenshots.mjs';
 
@@ -151,6 +153,52 @@ run(async (t) => {
   t.check('recent queries are offered, newest first, once each',
           history[0] === 'level:(ERROR OR WARN)' && history.includes('"out of memory"') &&
           new Set(history).size === history.length, JSON.stringify(history));
+
+  // Loading: nothing for a fast answer, "Searching…" for a slow one.
+  await page.evaluate(() => {
+    window.statusTexts = [];
+    new MutationObserver(() => window.statusTexts.push(document.getElementById('status').textContent))
+      .observe(document.getElementById('status'), { childList: true, characterData: true, subtree: true });
+  });
+  await search('NCCL');
+  await hitsAre('a fast search', ['NCCL watchdog timeout']);
+  t.check('a fast answer shows no "Searching…"',
+          !(await page.evaluate(() => window.statusTexts)).includes('Searching…'));
+  const searchUrl = '**/api/v1/search?*';
+  await page.route(searchUrl, async (route) => {
+    await new Promise((r) => setTimeout(r, 1200));
+    await route.continue();
+  });
+  await search('step');
+  await page.locator('#status.loading', { hasText: 'Searching…' }).waitFor();
+  t.check('a slow answer shows "Searching…"', true);
+  await hitsAre('and then its hits', ['step 100 loss 0.5']);
+  await page.unroute(searchUrl);
+
+  // Errors: a query timeout, too many requests (retried by itself), and
+  // dashcam unreachable (retried by the button).
+  const answer = (status, body, headers = {}) => page.route(searchUrl, (route) => route.fulfill({
+    status, contentType: 'application/json', headers, body: JSON.stringify(body) }));
+  await answer(503, { error: { type: 'query_timeout', reason: 'the query ran past 5000 ms' } });
+  await search('loss');
+  await page.locator('#notice.notice-error', { hasText: 'The query took too long' }).waitFor();
+  t.check('a query timeout says so, with a retry', await page.locator('#notice button', { hasText: 'Retry' }).isVisible());
+  await screenshot(page, 'error-timeout');
+  await page.unroute(searchUrl);
+  await answer(429, { error: { type: 'too_many_requests', reason: 'too many requests' } }, { 'Retry-After': '1' });
+  await page.locator('#notice button', { hasText: 'Retry' }).click();
+  await page.locator('#notice', { hasText: 'retrying in 1 s' }).waitFor();
+  t.check('429: says when it retries', true);
+  await page.unroute(searchUrl);
+  await hitsAre('429: retried by itself after Retry-After', ['step 100 loss 0.5']);
+  t.check('and the notice is gone', await page.locator('#notice').isHidden());
+  await page.route(searchUrl, (route) => route.abort('connectionrefused'));
+  await search('NCCL');
+  await page.locator('#notice', { hasText: 'dashcam cannot be reached' }).waitFor();
+  t.check('unreachable: says so', true);
+  await page.unroute(searchUrl);
+  await page.locator('#notice button', { hasText: 'Retry' }).click();
+  await hitsAre('unreachable: Retry searches again', ['NCCL watchdog timeout']);
 
   // Contrast (WCAG AA, 4.5:1) of the row texts in both themes.
   for (const scheme of ['light', 'dark']) {
