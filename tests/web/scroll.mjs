@@ -79,7 +79,10 @@ run(async (t) => {
   console.log(`scrolled ${stats.frames} frames (1200 px each) in ${f(stats.totalMs)} ms: ` +
               `frame median ${f(stats.median)} ms, p95 ${f(stats.p95)} ms, max ${f(stats.max)} ms`);
   t.check('scrolling shows every hit once, newest first', stats.inOrder);
-  t.check('scrolling 10 000 rows keeps frames short (p95 under 100 ms)', stats.p95 < 100, JSON.stringify(stats));
+  // Loose on purpose (machines differ and may be loaded): it catches a list
+  // whose frames grow with its length, as an unwindowed one's do (p95
+  // ~600 ms at 10 000 rows here, against ~40 ms windowed).
+  t.check('scrolling 10 000 rows keeps frames short (p95 under 300 ms)', stats.p95 < 300, JSON.stringify(stats));
 
   // Expanding a row deep in the list still works.
   const deep = page.locator(`#hits > li[aria-posinset="${N}"]`);

@@ -160,10 +160,14 @@ run(async (t) => {
     new MutationObserver(() => window.statusTexts.push(document.getElementById('status').textContent))
       .observe(document.getElementById('status'), { childList: true, characterData: true, subtree: true });
   });
+  const fastStart = Date.now();
   await search('NCCL');
   await hitsAre('a fast search', ['NCCL watchdog timeout']);
+  const fastMs = Date.now() - fastStart;
+  // Only meaningful when the answer was faster than the page's 250 ms delay
+  // (a loaded machine or an ASan server may be slower).
   t.check('a fast answer shows no "Searching…"',
-          !(await page.evaluate(() => window.statusTexts)).includes('Searching…'));
+          fastMs > 200 || !(await page.evaluate(() => window.statusTexts)).includes('Searching…'), `${fastMs} ms`);
   const searchUrl = '**/api/v1/search?*';
   await page.route(searchUrl, async (route) => {
     await new Promise((r) => setTimeout(r, 1200));

@@ -82,6 +82,12 @@ export function mountTimeRange({ store }) {
                     el("summary", { textContent: "Custom…" }), form);
   root.append(quick, custom, shown);
 
+  custom.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && custom.open) {
+      custom.open = false;
+      custom.querySelector("summary").focus();
+    }
+  });
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const from = fromInput.value ? new Date(fromInput.value) : null;
