@@ -6,6 +6,7 @@
 import { createApi } from "./api.js";
 import { createColors } from "./colors.js";
 import { mountContext } from "./context.js";
+import { mountExport } from "./export.js";
 import { mountHistogram } from "./histogram.js";
 import { mountHits } from "./hits.js";
 import { mountInsights } from "./insights.js";
@@ -13,6 +14,8 @@ import { mountKeyPrompt } from "./key_prompt.js";
 import { mountQueryBar } from "./query_bar.js";
 import { mountSidebar } from "./sidebar.js";
 import { createStore } from "./store.js";
+import { mountTail } from "./tail.js";
+import { mountTimeRange } from "./time_range.js";
 
 const statusLine = document.getElementById("status");
 const setStatus = (message) => {
@@ -25,8 +28,11 @@ const ctx = { api, store, setStatus, colors: createColors() };
 
 mountKeyPrompt(ctx);
 mountQueryBar(ctx);
+mountTimeRange(ctx);
 mountHits(ctx);
 mountContext(ctx);
 mountHistogram(ctx);
 mountSidebar(ctx);
 mountInsights(ctx);
+mountTail(ctx);
+mountExport(ctx);

@@ -1,21 +1,74 @@
-// The hits list: the newest hits of the current search, a page at a time
-// ("Load more" follows next_cursor). A new search aborts whatever is still in
-// flight, so a slow answer to an old query never overwrites a newer one.
+// The hits list: the newest hits of the current search, a page at a time.
+// The next page is fetched by itself when the "Load more" button nears the
+// viewport (the button stays for keyboards and as the fallback). The list
+// is windowed (virtual_list.js: only rows near the viewport are in the
+// DOM), so 10 000 hits load and scroll as fast as 100. Rows: hit_row.js;
+// the expanded body: hit_detail.js. ↑/↓ move between rows, Enter expands,
+// Escape collapses.
 //
-// Log events are untrusted input: every value taken from one reaches the
-// page through textContent or a property, never through innerHTML.
+// A new search aborts whatever is still in flight, so a slow answer to an
+// old query never overwrites a newer one. The designed states live here
+// too: "Searching…" (only after a short delay, so fast answers never flash
+// it), "No hits" with buttons that widen the range, and the errors
+// (dashcam unreachable, query timeout, too many requests) with a retry.
+//
+// The expanded hit's _id is state.hit (history replaced, not pushed), so a
+// link reopens it. insertLiveHits() puts live-tail events on top (tail.js).
 import { errorReason, text } from "./api.js";
+import { hitDetail } from "./hit_detail.js";
+import { hitRow } from "./hit_row.js";
 import { hideQueryError, showQueryError } from "./query_bar.js";
 import { isNewSearch, queryParams } from "./store.js";
+import { createVirtualList } from "./virtual_list.js";
 
-const PAGE_SIZE = 100;
+const PAGE_SIZE = 200;
+const LOADING_DELAY_MS = 250;
 const $ = (id) => document.getElementById(id);
 
-export function mountHits({ api, store, setStatus }) {
+let insertLive = () => {};
+
+// Puts `hits` (oldest first, as the tail sends them) on top of the list.
+export function insertLiveHits(hits) {
+  insertLive(hits);
+}
+
+export function mountHits(ctx) {
+  const { api, store, setStatus } = ctx;
   const list = $("hits");
   const more = $("more");
+  const status = $("status");
+  const notice = document.createElement("div");
+  notice.id = "notice";
+  notice.className = "notice";
+  notice.hidden = true;
+  status.after(notice);
   // The search on screen.
-  let view = { key: "", cursor: null, shown: 0, controller: null };
+  let view = { key: "", cursor: null, shown: 0, controller: null, body: null };
+  let retryTimer = null;
+  // Expanded rows (by _id; they stay expanded while scrolled away) and rows
+  // just streamed in by the live tail (highlighted for a moment).
+  const openIds = new Set();
+  const liveIds = new Set();
+  const pinnedIds = new Set();  // fetched for a link, not of the search
+  // True while this list itself writes state.hit (an expansion by click).
+  let settingHit = false;
+
+  const rows = createVirtualList(list, {
+    key: (hit) => text(hit?._id),
+    row(hit) {
+      const id = text(hit?._id);
+      const li = hitRow(hit, onToggle);
+      if (liveIds.has(id)) li.classList.add("live");
+      if (pinnedIds.has(id)) li.classList.add("pinned");
+      if (openIds.has(id)) {
+        const details = li.querySelector("details");
+        details.append(hitDetail(hit, ctx));
+        details.open = true;
+        li.classList.add("open");
+      }
+      return li;
+    },
+  });
 
   async function fetchPage(state, cursor) {
     view.controller?.abort();
@@ -29,18 +82,31 @@ export function mountHits({ api, store, setStatus }) {
 
   async function search(state) {
     const key = JSON.stringify(queryParams(state));
-    view = { key, cursor: null, shown: 0, controller: view.controller };
+    view = { key, cursor: null, shown: 0, controller: view.controller, body: null };
+    clearTimeout(retryTimer);
     hideQueryError();
     more.hidden = true;
-    setStatus("Searching…");
+    const loading = setTimeout(() => {
+      if (view.key !== key) return;
+      status.classList.add("loading");
+      list.setAttribute("aria-busy", "true");
+      setStatus("Searching…");
+    }, LOADING_DELAY_MS);
     const result = await fetchPage(state, null);
+    clearTimeout(loading);
     if (!result || view.key !== key) return;
-    list.replaceChildren();
+    status.classList.remove("loading");
+    list.removeAttribute("aria-busy");
+    hideNotice();
+    openIds.clear();
+    pinnedIds.clear();
+    rows.setItems([]);
     show(result, state);
+    if (result.ok) await openSelected(store.get());
   }
 
   async function loadMore() {
-    if (!view.cursor) return;
+    if (!view.cursor || view.controller) return;
     const state = store.get();
     const key = view.key;
     more.disabled = true;
@@ -48,30 +114,179 @@ export function mountHits({ api, store, setStatus }) {
     more.disabled = false;
     if (!result || view.key !== key) return;
     show(result, state);
+    // The observer reports changes only: a page that left the button near
+    // the viewport (or one that arrived while another was loading) goes on.
+    if (!more.hidden && more.getBoundingClientRect().top < innerHeight + 1200) loadMore();
   }
 
   function show(result, state) {
     if (result.status === 401) {
-      list.replaceChildren();
+      rows.setItems([]);
       return;  // the key form is open (key_prompt.js)
     }
     if (!result.ok) {
-      if (result.status === 400) showQueryError(result, state.q);
-      else showQueryError({ ...result, body: { error: { reason: errorReason(result) } } }, state.q);
-      setStatus(view.shown ? `Showing ${view.shown}` : "");
+      showError(result, state);
       return;
     }
     const hits = Array.isArray(result.body?.hits) ? result.body.hits : [];
-    list.append(...hits.map(hitRow));
-    view.shown += hits.length;
+    rows.append(hits.filter((hit) => rows.indexOf(text(hit?._id)) < 0));
+    view.shown = rows.items.length;
+    view.body = result.body;
     view.cursor = result.body?.next_cursor || null;
     more.hidden = !view.cursor;
     setStatus(summary(result.body, view.shown));
+    if (!view.shown) showEmpty(state);
   }
 
+  // -- states ---------------------------------------------------------------
+
+  function hideNotice() {
+    notice.hidden = true;
+    notice.replaceChildren();
+    notice.className = "notice";
+  }
+
+  function showNotice(kind, title, detail, actions) {
+    notice.className = `notice notice-${kind}`;
+    notice.setAttribute("role", kind === "empty" ? "status" : "alert");
+    const h = document.createElement("p");
+    h.className = "notice-title";
+    h.textContent = title;
+    const p = document.createElement("p");
+    p.textContent = detail;
+    const row = document.createElement("div");
+    row.className = "notice-actions";
+    for (const [label, fn] of actions) {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.textContent = label;
+      b.addEventListener("click", fn);
+      row.append(b);
+    }
+    notice.replaceChildren(h, ...(detail ? [p] : []), ...(actions.length ? [row] : []));
+    notice.hidden = false;
+  }
+
+  function showEmpty(state) {
+    const actions = [];
+    if (state.from !== "now-7d") actions.push(["Last 7 days", () => store.set({ from: "now-7d", to: "now" }, { push: true })]);
+    if (state.from !== "") actions.push(["All time", () => store.set({ from: "", to: "now" }, { push: true })]);
+    if (state.q) actions.push(["Clear the query", () => store.set({ q: "" }, { push: true })]);
+    const detail = state.from === "" ? "Nothing matches the query in any stored event." : "Nothing matches in this time range.";
+    showNotice("empty", "No hits — widen the range?", detail, actions);
+  }
+
+  function showError(result, state) {
+    const retry = ["Retry", () => search(store.get())];
+    setStatus(view.shown ? `Showing ${view.shown}` : "");
+    const type = text(result.body?.error?.type);
+    if (result.status === 400) {
+      showQueryError(result, state.q);
+    } else if (result.status === 0) {
+      showNotice("error", "dashcam cannot be reached", `${errorReason(result)}. Is the server running?`, [retry]);
+    } else if (result.status === 503 && type === "query_timeout") {
+      showNotice("error", "The query took too long",
+                 "Narrow the time range or make the query more specific, then retry.", [retry]);
+    } else if (result.status === 429) {
+      const seconds = Math.min(Math.max(Number(result.retryAfter) || 5, 1), 300);
+      showNotice("error", "dashcam is busy", `Too many requests: retrying in ${seconds} s.`, [retry]);
+      const key = view.key;
+      retryTimer = setTimeout(() => { if (view.key === key) search(store.get()); }, seconds * 1000);
+    } else {
+      showNotice("error", `The search failed (HTTP ${result.status})`, errorReason(result), [retry]);
+    }
+  }
+
+  // -- the expanded hit -----------------------------------------------------
+
+  function onToggle(details, hit) {
+    const id = text(hit?._id);
+    const li = details.parentElement;
+    li.classList.toggle("open", details.open);
+    if (details.open) {
+      if (!details.querySelector(".hit-detail")) details.append(hitDetail(hit, ctx));
+      if (!openIds.has(id)) {
+        openIds.add(id);
+        writeHit(id);
+      }
+    } else {
+      openIds.delete(id);
+      if (store.get().hit === id) writeHit("");
+    }
+    rows.schedule();  // its height changed
+  }
+
+  function writeHit(id) {
+    settingHit = true;
+    try {
+      store.set({ hit: id });
+    } finally {
+      settingHit = false;
+    }
+  }
+
+  // Shows state.hit expanded (a link, back/forward): scrolled to, fetched by
+  // its _id and pinned on top when it is not among the loaded hits.
+  async function openSelected(state) {
+    openIds.clear();
+    if (state.hit) openIds.add(state.hit);
+    for (const li of list.children) {
+      const details = li.querySelector("details");
+      if (details && details.open !== openIds.has(li.dataset.id)) details.open = openIds.has(li.dataset.id);
+    }
+    if (!state.hit) return;
+    if (rows.indexOf(state.hit) < 0) {
+      const key = view.key;
+      const q = `_id:${state.hit.replace(/[^0-9A-Za-z_-]/g, "")}`;
+      const result = await api.get("api/v1/search", { q, limit: 1 });
+      const hit = result?.ok ? result.body?.hits?.[0] : null;
+      if (!hit || view.key !== key || rows.indexOf(state.hit) >= 0) return;
+      pinnedIds.add(state.hit);
+      rows.prepend([hit]);
+    }
+    const header = document.querySelector("header")?.getBoundingClientRect().height ?? 0;
+    rows.scrollToIndex(rows.indexOf(state.hit), header + 8);
+  }
+
+  list.addEventListener("keydown", (event) => {
+    const summary = event.target.closest?.("summary");
+    if (summary && (event.key === "ArrowDown" || event.key === "ArrowUp")) {
+      const li = summary.closest("li");
+      const next = event.key === "ArrowDown" ? li.nextElementSibling : li.previousElementSibling;
+      const target = next?.querySelector("summary");
+      if (target) {
+        target.focus();
+        target.scrollIntoView({ block: "nearest" });
+        event.preventDefault();
+      }
+      return;
+    }
+    if (event.key !== "Escape") return;
+    const details = event.target.closest?.("details[open]");
+    if (!details) return;
+    details.open = false;
+    details.querySelector("summary").focus();
+    event.preventDefault();
+  });
+
+  insertLive = (hits) => {
+    const fresh = hits.filter((hit) => rows.indexOf(text(hit?._id)) < 0).reverse();
+    if (!fresh.length) return;
+    if (!notice.hidden && notice.classList.contains("notice-empty")) hideNotice();
+    for (const hit of fresh) liveIds.add(text(hit?._id));
+    rows.prepend(fresh);
+    setTimeout(() => { for (const hit of fresh) liveIds.delete(text(hit?._id)); }, 2500);
+    view.shown = rows.items.length;
+    setStatus(summary(view.body, view.shown));
+  };
+
   more.addEventListener("click", loadMore);
+  new IntersectionObserver((entries) => {
+    if (entries.some((e) => e.isIntersecting)) loadMore();
+  }, { rootMargin: "1200px 0px" }).observe(more);
   store.subscribe((state, changed) => {
     if (isNewSearch(changed)) search(state);
+    else if (changed.has("hit") && !settingHit) openSelected(state);
   });
   search(store.get());
 }
@@ -83,54 +298,4 @@ function summary(body, shown) {
   if (!shown) return `No hits · ${body?.took_ms ?? "?"} ms`;
   const of = value == null ? "" : ` of ${atLeast}${Number(value).toLocaleString()}`;
   return `${shown.toLocaleString()}${of} hits · ${body?.took_ms ?? "?"} ms`;
-}
-
-// One row per hit: a <details> whose summary is the log line and whose body,
-// built on first open, is the whole hit as JSON.
-function hitRow(hit) {
-  const src = hit?._source ?? {};
-  const timestamp = hit?.["@timestamp"] ?? src["@timestamp"];
-  const level = text(src.log?.level ?? src.level);
-  const row = document.createElement("li");
-  const details = document.createElement("details");
-  const line = document.createElement("summary");
-  const time = cell("time", formatTime(timestamp));
-  time.title = text(timestamp);
-  const levelCell = cell("level", level);
-  levelCell.classList.add(levelClass(level));
-  line.append(time, levelCell, cell("host", text(src.host?.name)),
-              cell("message", text(src.message ?? src.msg)));
-  details.append(line);
-  details.addEventListener("toggle", () => {
-    const pre = document.createElement("pre");
-    pre.textContent = JSON.stringify(hit, null, 2);
-    details.append(pre);
-  }, { once: true });
-  row.append(details);
-  return row;
-}
-
-function cell(className, value) {
-  const span = document.createElement("span");
-  span.className = className;
-  span.textContent = value;
-  return span;
-}
-
-export function levelClass(level) {
-  const l = level.toLowerCase();
-  if (/^(fatal|panic|crit|critical|err|error|alert|emerg)$/.test(l)) return "lvl-error";
-  if (/^(warn|warning)$/.test(l)) return "lvl-warn";
-  if (/^(debug|trace)$/.test(l)) return "lvl-debug";
-  return "lvl-info";
-}
-
-// Local time, to the millisecond; the raw value when it is not a date.
-export function formatTime(value) {
-  if (value == null) return "";
-  const d = new Date(value);
-  if (Number.isNaN(d.getTime())) return text(value);
-  const p = (n, w = 2) => String(n).padStart(w, "0");
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ` +
-         `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}.${p(d.getMilliseconds(), 3)}`;
 }
