@@ -7,7 +7,7 @@
 // only.
 import { errorReason, text } from "./api.js";
 import { levelName } from "./colors.js";
-import { formatTime } from "./hits.js";
+import { formatTime } from "./hit_row.js";
 
 const STEP = 25;
 const MAX = 1000;  // the API's limit per side
