@@ -1,9 +1,11 @@
-# The two commands of the README, plus the benchmark.
+# The two commands of the README, plus the benchmarks.
 #   make run    install what is missing, build Release, serve 127.0.0.1:9200 with ./data
 #   make test   install what is missing, build, run every test (also under ASan+UBSan)
 #   make bench  build Release and run the ingest/query benchmark
 #               (10M events over 5 day partitions, query and export figures only:
 #               make bench BENCH_ARGS="--events 10000000 --days 5 --skip baseline,beats,redaction")
+#   make bench-web  build Release and time the page in Chromium with 1M events stored
+#               (tests/web/perf.mjs; fewer: make bench-web BENCH_WEB_ARGS="--events 200000")
 #   make fuzz   run the libFuzzer targets for FUZZ_SECONDS each (clang)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
@@ -11,7 +13,7 @@ JOBS ?= $(shell nproc)
 LISTEN ?= 127.0.0.1:9200
 DATA ?= ./data
 
-.PHONY: all deps build run test test-release test-asan test-node-deps bench fuzz format clean
+.PHONY: all deps build run test test-release test-asan test-node-deps bench bench-web fuzz format clean
 
 all: build
 
@@ -47,6 +49,13 @@ test-asan: deps test-node-deps
 
 bench: build
 	$(BUILD)/tests/bench/dashcam_bench --server $(BUILD)/server/dashcam $(BENCH_ARGS)
+
+# The page's first search, a typed query and a drag-zoom, timed in Chromium
+# against 1M generated events (printed, not asserted; a few minutes).
+CHROMIUM ?= /usr/bin/chromium
+bench-web: build test-node-deps
+	node tests/web/perf.mjs $(BUILD)/server/dashcam $(CHROMIUM) \
+	  --bench $(BUILD)/tests/bench/dashcam_bench $(BENCH_WEB_ARGS)
 
 # libFuzzer targets (clang), each run for FUZZ_SECONDS; new crashes land in
 # build-fuzz/crash-* (add them to tests/fuzz/corpus/<target>/ once fixed).

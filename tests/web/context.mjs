@@ -4,10 +4,13 @@
 // lines each, interleaved in time; opening the context of line 40 of one
 // file shows that file's lines around it (none of the others), the anchor
 // marked and in view; "More before" loads the rest; Escape closes it and the
-// focus returns to the opener. The page's hits list offers the button
-// (core part); this test opens the dialog through ctx.openContext, exposed
-// as window.__dashcam when the test sets window.__dashcamDebug (as is
-// ctx.setInsights, the insights slot's hook, also checked here).
+// focus returns to the opener. The dialog is opened as a user does: the
+// hit's row expanded, its "Show context" button clicked.
+//
+// Insights slot: hidden while the server has no insights API (404); shown,
+// as text, when /api/v1/insights answers a list (faked with page.route, so
+// ctx.setInsights is driven through the page's own request), hidden again
+// when the list is empty.
 //
 // Query text: for host names full of the query language's specials (and
 // values that contain one another), filterClause('host.name', v)
@@ -50,7 +53,6 @@ run(async (t) => {
   const browser = await t.launchBrowser();
   const { context, page, seen } = await t.openPage(browser);
   await page.setViewportSize({ width: 1280, height: 800 });
-  await page.addInitScript(() => { window.__dashcamDebug = true; });
   await page.goto(`${server.url}/#from=now-2h&to=now`);
   await page.locator('#hits li').first().waitFor();
 
@@ -84,13 +86,15 @@ run(async (t) => {
             `${r.status} ${JSON.stringify(body).slice(0, 300)}`);
   }
 
-  // Context of r0 line 40.
-  const anchor = await page.evaluate(async () => {
-    const r = await fetch('/api/v1/search?q=%22r0%20line%2040%22&limit=1');
-    return (await r.json()).hits[0];
-  });
-  await page.locator('#q').focus();
-  await page.evaluate((hit) => window.__dashcam.openContext(hit), anchor);
+  // Context of r0 line 40: find it, expand its row, click "Show context".
+  await page.locator('#q').fill('"r0 line 40"');
+  await page.locator('#q').press('Enter');
+  await waitUntil('the one hit', async () =>
+    JSON.stringify(await page.locator('#hits .message').allTextContents()) === '["r0 line 40"]');
+  const row = page.locator('#hits > li').first();
+  await row.locator('summary').click();
+  const showContext = row.locator('.hit-actions button', { hasText: 'Show context' });
+  await showContext.click();
   const dialog = page.locator('#context-dialog');
   await dialog.locator('.context-line.anchor').waitFor();
   const messages = () => dialog.locator('.context-line .message').allTextContents();
@@ -126,21 +130,29 @@ run(async (t) => {
 
   await page.keyboard.press('Escape');
   await waitUntil('the dialog closed', async () => !(await dialog.evaluate((d) => d.open)));
-  t.check('focus returns to the opener', await page.evaluate(() => document.activeElement?.id === 'q'));
+  t.check('focus returns to the "Show context" button',
+          await showContext.evaluate((b) => b === document.activeElement));
 
-  // The insights slot: hidden while this server has no insights API (404);
-  // ctx.setInsights shows and hides it.
+  // The insights slot: hidden while this server has no insights API (404).
   const insights = page.locator('#insights');
   t.check('the insights slot is hidden without an insights API', await insights.isHidden());
-  await page.evaluate(() => {
-    const p = document.createElement('p');
-    p.textContent = 'GPU 3 on gpu-node-1 ran out of memory 4 times';
-    window.__dashcam.setInsights([p]);
-  });
-  t.check('setInsights shows the slot', await insights.isVisible() &&
-          (await insights.textContent()).includes('ran out of memory'));
-  await page.evaluate(() => window.__dashcam.setInsights(null));
-  t.check('setInsights(null) hides it', await insights.isHidden());
+  // A server with insights (faked): the list is shown as text, on reload
+  // (a 404 stopped the asking) and hidden again when a search has none.
+  let items = ['GPU 3 on gpu-node-1 ran out of memory 4 times',
+               { title: '<img src=x id=injected> NCCL timeouts on rank 5' }];
+  await page.route('**/api/v1/insights?*', (route) => route.fulfill({
+    status: 200, contentType: 'application/json', body: JSON.stringify({ insights: items }) }));
+  await page.reload();
+  await insights.waitFor({ state: 'visible' });
+  const shown = await insights.locator('li').allTextContents();
+  t.check('an insights list is shown, one item per line', shown.length === 2 &&
+          shown[0].includes('ran out of memory') && shown[1].startsWith('<img src=x'), JSON.stringify(shown));
+  t.check('insight text is not markup', await page.locator('#injected').count() === 0);
+  items = [];
+  await page.locator('#q').fill('r1');
+  await page.locator('#q').press('Enter');
+  await insights.waitFor({ state: 'hidden' });
+  t.check('an empty list hides the slot', true);
 
   t.check('no uncaught error', seen.errors.length === 0, JSON.stringify(seen.errors));
   t.check('no CSP violation', seen.cspViolations.length === 0, JSON.stringify(seen.cspViolations));

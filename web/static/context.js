@@ -127,6 +127,4 @@ export function mountContext(ctx) {
   });
 
   ctx.openContext = open;
-  // For tests only: they set window.__dashcamDebug before the page loads.
-  if (window.__dashcamDebug) window.__dashcam = { ...(window.__dashcam ?? {}), openContext: open };
 }

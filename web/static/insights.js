@@ -25,8 +25,6 @@ export function mountInsights(ctx) {
     section.hidden = list.length === 0;
   }
   ctx.setInsights = setInsights;
-  // For tests only: they set window.__dashcamDebug before the page loads.
-  if (window.__dashcamDebug) window.__dashcam = { ...(window.__dashcam ?? {}), setInsights };
 
   let controller = null;
   let available = true;
