@@ -87,6 +87,10 @@ run(async (t) => {
   t.check('hits and histogram follow the zoom', true);
   await page.goBack();
   await waitUntil('back to 6 h', () => fragment(page).get('from') === 'now-6h');
+  // The plot must be the 6 h one again (5 min buckets) before the keys walk
+  // it: on a loaded machine the zoomed plot (1 min buckets) can linger.
+  await waitUntil('the 6 h histogram again',
+                  async () => Number(await histogramTotal(page)) === rangeTotal);
 
   // Keyboard: focus the plot, walk to a bucket, Enter zooms into it.
   await page.locator('#histogram svg').focus();
@@ -99,6 +103,10 @@ run(async (t) => {
   t.check('Enter zooms into one bucket (5 min)', bucketMs === 300e3, String(bucketMs));
   await page.goBack();
   await waitUntil('back to 6 h', () => fragment(page).get('from') === 'now-6h');
+  // The plot must be the 6 h one again (5 min buckets) before the keys walk
+  // it: on a loaded machine the zoomed plot (1 min buckets) can linger.
+  await waitUntil('the 6 h histogram again',
+                  async () => Number(await histogramTotal(page)) === rangeTotal);
 
   // The sidebar: host.name with counts, sampled.
   const hostField = page.locator('#sidebar .field[data-field="host.name"]');
