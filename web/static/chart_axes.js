@@ -2,11 +2,13 @@
 // round local times (the browser's time zone) for the time axis.
 
 // Up to about `count` round ticks from 0 to at least `max`: {step, top, ticks}.
-export function countTicks(max, count = 4) {
+// With `integer` (counts of hits) no step is a fraction: 1 hit, not 0.25.
+export function countTicks(max, count = 4, { integer = false } = {}) {
   if (!(max > 0)) return { step: 1, top: 1, ticks: [0, 1] };
   const raw = max / count;
   const magnitude = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 2.5, 5, 10].map((m) => m * magnitude).find((s) => s >= raw);
+  let step = [1, 2, 2.5, 5, 10].map((m) => m * magnitude).find((s) => s >= raw);
+  if (integer) step = Math.max(1, step === 2.5 ? 2 : Math.round(step));
   const top = Math.ceil(max / step) * step;
   const ticks = [];
   for (let v = 0; v <= top + step / 2; v += step) ticks.push(v);

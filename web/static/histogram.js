@@ -177,7 +177,7 @@ export function mountHistogram({ api, store, colors }) {
         if (typeof v === "number") { lo = Math.min(lo, v); hi = Math.max(hi, v); }
       }
     }
-    const yt = countTicks(hi - lo);
+    const yt = countTicks(hi - lo, 4, { integer: !values });
     const top = lo + yt.top;
     const yOf = (v) => y0 - ((v - lo) / Math.max(1e-9, top - lo)) * (y0 - y1);
 
