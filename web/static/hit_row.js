@@ -7,6 +7,7 @@
 // textContent or a property, never through innerHTML. The server's
 // highlight is HTML (escaped text with <mark> tags): markText parses it into
 // text nodes and <mark> elements itself.
+import { levelName } from "./colors.js";
 import { text } from "./api.js";
 
 // The row of `hit`; `onToggle(details, hit)` runs on every open and close.
@@ -81,12 +82,9 @@ export function markText(html) {
   return nodes;
 }
 
+// The badge class of a level; the same reading as the charts' colours.
 export function levelClass(level) {
-  const l = level.toLowerCase();
-  if (/^(fatal|panic|crit|critical|err|error|alert|emerg)$/.test(l)) return "lvl-error";
-  if (/^(warn|warning)$/.test(l)) return "lvl-warn";
-  if (/^(debug|trace)$/.test(l)) return "lvl-debug";
-  return "lvl-info";
+  return `lvl-${levelName(level)}`;
 }
 
 const pad = (n, w = 2) => String(n).padStart(w, "0");

@@ -21,6 +21,8 @@ import { hideQueryError, showQueryError } from "./query_bar.js";
 import { isNewSearch, queryParams } from "./store.js";
 import { createVirtualList } from "./virtual_list.js";
 
+// Rows kept at most while the live tail adds to the top.
+const MAX_ROWS = 20000;
 const PAGE_SIZE = 200;
 const LOADING_DELAY_MS = 250;
 const $ = (id) => document.getElementById(id);
@@ -101,7 +103,7 @@ export function mountHits(ctx) {
     openIds.clear();
     pinnedIds.clear();
     rows.setItems([]);
-    show(result, state);
+    show(result, state, () => search(store.get()));
     if (result.ok) await openSelected(store.get());
   }
 
@@ -113,19 +115,31 @@ export function mountHits(ctx) {
     const result = await fetchPage(state, view.cursor);
     more.disabled = false;
     if (!result || view.key !== key) return;
+    if (!result.ok) {
+      // No automatic retry of a failed page: the button stays hidden (it
+      // would be "near" again at once) until the notice's Retry.
+      more.hidden = true;
+      show(result, state, () => {
+        hideNotice();
+        more.hidden = false;
+        loadMore();
+      });
+      return;
+    }
     show(result, state);
     // The observer reports changes only: a page that left the button near
     // the viewport (or one that arrived while another was loading) goes on.
     if (!more.hidden && more.getBoundingClientRect().top < innerHeight + 1200) loadMore();
   }
 
-  function show(result, state) {
+  // `retry`: what the error notice's Retry (and a 429's timer) runs.
+  function show(result, state, retry) {
     if (result.status === 401) {
       rows.setItems([]);
       return;  // the key form is open (key_prompt.js)
     }
     if (!result.ok) {
-      showError(result, state);
+      showError(result, state, retry);
       return;
     }
     const hits = Array.isArray(result.body?.hits) ? result.body.hits : [];
@@ -176,8 +190,8 @@ export function mountHits(ctx) {
     showNotice("empty", "No hits — widen the range?", detail, actions);
   }
 
-  function showError(result, state) {
-    const retry = ["Retry", () => search(store.get())];
+  function showError(result, state, retryFn) {
+    const retry = ["Retry", retryFn];
     setStatus(view.shown ? `Showing ${view.shown}` : "");
     const type = text(result.body?.error?.type);
     if (result.status === 400) {
@@ -191,7 +205,8 @@ export function mountHits(ctx) {
       const seconds = Math.min(Math.max(Number(result.retryAfter) || 5, 1), 300);
       showNotice("error", "dashcam is busy", `Too many requests: retrying in ${seconds} s.`, [retry]);
       const key = view.key;
-      retryTimer = setTimeout(() => { if (view.key === key) search(store.get()); }, seconds * 1000);
+      clearTimeout(retryTimer);
+      retryTimer = setTimeout(() => { if (view.key === key) retryFn(); }, seconds * 1000);
     } else {
       showNotice("error", `The search failed (HTTP ${result.status})`, errorReason(result), [retry]);
     }
@@ -269,6 +284,7 @@ export function mountHits(ctx) {
     event.preventDefault();
   });
 
+  let lastLiveStatus = 0;
   insertLive = (hits) => {
     const fresh = hits.filter((hit) => rows.indexOf(text(hit?._id)) < 0).reverse();
     if (!fresh.length) return;
@@ -276,8 +292,21 @@ export function mountHits(ctx) {
     for (const hit of fresh) liveIds.add(text(hit?._id));
     rows.prepend(fresh);
     setTimeout(() => { for (const hit of fresh) liveIds.delete(text(hit?._id)); }, 2500);
+    // A tail left running must not grow the page without bound: past the
+    // cap the oldest rows go, and paging on from the old cursor would leave
+    // a gap, so it stops there.
+    if (rows.items.length > MAX_ROWS) {
+      rows.truncate(MAX_ROWS);
+      view.cursor = null;
+      more.hidden = true;
+    }
     view.shown = rows.items.length;
-    setStatus(summary(view.body, view.shown));
+    // #status is announced to screen readers: not at the tail's pace.
+    const now = Date.now();
+    if (now - lastLiveStatus > 5000) {
+      lastLiveStatus = now;
+      setStatus(summary(view.body, view.shown));
+    }
   };
 
   more.addEventListener("click", loadMore);

@@ -28,7 +28,13 @@ export function mountQueryBar({ store }) {
     event.preventDefault();
     const q = input.value.trim();
     history.add(q);
-    store.set({ q, hit: "" }, { push: true });
+    if (q === store.get().q) {
+      // The same query again: search again (a relative range has moved on).
+      store.set({ hit: "" });
+      store.refresh();
+    } else {
+      store.set({ q, hit: "" }, { push: true });
+    }
   });
   store.subscribe((state, changed) => {
     if (changed.has("q") && input.value.trim() !== state.q) input.value = state.q;

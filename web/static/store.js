@@ -11,7 +11,9 @@
 //   hit    the _id of the expanded hit ("" = none)
 //
 // store.set(patch, {push}) changes some keys: with push a new history entry
-// (a new search, a zoom), else the current entry is replaced (a toggle).
+// (a new search, a zoom), else the current entry is replaced (a toggle). A
+// patch that changes q, from or to also clears `hit` unless it names one.
+// store.refresh() reruns everything as it is (Enter on an unchanged query).
 // Subscribers get (state, changed) with `changed` a Set of key names; a
 // refresh (store.refresh(), e.g. after an API key was entered) reports every
 // key as changed. Components must treat state as read-only.
@@ -61,6 +63,10 @@ export function createStore() {
   return {
     get: () => state,
     set(patch, { push = false } = {}) {
+      // A new search closes the expanded hit (it may not be among the new
+      // results) unless the patch says which hit to show.
+      const searching = ["q", "from", "to"].some((k) => k in patch && patch[k] !== state[k]);
+      if (searching && !("hit" in patch)) patch = { ...patch, hit: "" };
       const changed = new Set(Object.keys(patch).filter((k) => KEYS.includes(k) && patch[k] !== state[k]));
       if (!changed.size) return;
       state = Object.freeze({ ...state, ...patch });

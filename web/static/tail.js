@@ -110,6 +110,9 @@ export function mountTail({ api, store }) {
       let buffer = "";
       for (;;) {
         const { value, done } = await reader.read();
+        // A read that completed just as a new search aborted this stream
+        // must not add the old query's events to the new results.
+        if (controller !== mine) return;
         if (done) break;
         let events;
         [events, buffer] = parseSse(buffer + value);

@@ -10,8 +10,8 @@
 // is never moved (it keeps focus) and an open one stays open.
 //
 // createVirtualList(list, {key(item), row(item) -> Element}) returns
-// {items, setItems, append, prepend, indexOf(key), scrollToIndex(i),
-//  elementOf(key), render()}; items is read-only for callers.
+// {items, setItems, append, prepend, truncate(n), indexOf(key),
+//  scrollToIndex(i), elementOf(key), render()}; items is read-only for callers.
 const OVERSCAN_PX = 900;
 
 export function createVirtualList(list, { key, row }) {
@@ -126,6 +126,14 @@ export function createVirtualList(list, { key, row }) {
     prepend(more) {
       items = [...more, ...items];
       heights = [...new Array(more.length), ...heights];
+      reindex();
+      render();
+    },
+    // Keeps the first `n` items (the newest), dropping the rest.
+    truncate(n) {
+      if (items.length <= n) return;
+      items = items.slice(0, n);
+      heights = heights.slice(0, n);
       reindex();
       render();
     },
