@@ -1,5 +1,6 @@
 #include "server/http_session.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/ssl/stream_base.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/detect_ssl.hpp>
@@ -316,22 +318,34 @@ asio::awaitable<bool> HttpSession<Stream>::WriteStreamBody(api::StreamingRespons
   }
 }
 
-// Runs beside a stream: when the client hangs up (the socket reads EOF or
-// fails), cancels the stream and any write in flight, so a departed client
-// leaves no work behind even while the stream waits for data. Bytes a client
-// sends meanwhile (a pipelined request) are left for the next read.
+// Whether the peer has closed its side (or the connection failed), even
+// with bytes it sent before still unread: POLLRDHUP reports the FIN itself.
+// That also catches a TLS client's close_notify followed by its FIN, whose
+// alert bytes would look like data to a peek.
+namespace {
+bool PeerClosed(int fd) {
+  pollfd p{fd, POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
+}  // namespace
+
+// Runs beside a stream: when the client hangs up, cancels the stream and any
+// write in flight, so a departed client leaves no work behind even while
+// the stream waits for data. Bytes a client sends meanwhile (a pipelined
+// request, a TLS record) are left for the next read, and the watch goes on
+// checking for a close once a second.
 template <class Stream>
 asio::awaitable<void> HttpSession<Stream>::WatchForHangUp(std::uint64_t stream_id) {
-  beast::error_code ec;
-  co_await socket().async_wait(asio::ip::tcp::socket::wait_read,
-                               asio::redirect_error(asio::use_awaitable, ec));
-  if (stream_id != stream_id_ || body_ == nullptr) co_return;  // that stream is over
-  if (!ec) {
-    char c;
-    const ssize_t n = ::recv(socket().native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))) {
-      co_return;
-    }
+  asio::steady_timer recheck(stream_.get_executor());
+  for (;;) {
+    beast::error_code ec;
+    co_await socket().async_wait(asio::ip::tcp::socket::wait_read,
+                                 asio::redirect_error(asio::use_awaitable, ec));
+    if (stream_id != stream_id_ || body_ == nullptr) co_return;  // that stream is over
+    if (ec || PeerClosed(socket().native_handle())) break;
+    recheck.expires_after(std::chrono::seconds(1));
+    co_await recheck.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (stream_id != stream_id_ || body_ == nullptr) co_return;
   }
   hung_up_ = true;
   body_->Cancel();

@@ -47,12 +47,18 @@ bool AcceptsGzip(std::string_view accept) {
     std::string_view params = semi == std::string_view::npos ? "" : item.substr(semi + 1);
     while (!coding.empty() && coding.front() == ' ') coding.remove_prefix(1);
     while (!coding.empty() && coding.back() == ' ') coding.remove_suffix(1);
+    // Parameters are `;`-separated, names case-insensitive, blanks allowed.
     std::string p;
     for (char c : params) {
-      if (c != ' ') p += c;
+      if (c != ' ' && c != '\t')
+        p += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     }
     double q = 1;
-    if (p.starts_with("q=")) std::from_chars(p.data() + 2, p.data() + p.size(), q);
+    for (std::size_t at = 0; at < p.size();) {
+      const std::size_t end = std::min(p.find(';', at), p.size());
+      if (p.compare(at, 2, "q=") == 0) std::from_chars(p.data() + at + 2, p.data() + end, q);
+      at = end + 1;
+    }
     const bool refused = q <= 0;
     if (beast::iequals(coding, "gzip") || beast::iequals(coding, "x-gzip")) return !refused;
     if (coding == "*") star = !refused;

@@ -183,6 +183,12 @@ std::optional<int> CheckListeners(const Config& c, const HostPort& http, const H
              {{"listener", exposed},
               {"reason", "--insecure-allow-open: anyone who can reach it needs no credentials"}});
   }
+  if (auth.http_keys && c.tls_cert.empty() && !IsLoopbackHost(http.host)) {
+    log.Warn("cleartext_keys", {{"listener", "--listen " + http.host},
+                                {"reason",
+                                 "API keys and logs cross the network unencrypted: "
+                                 "give --tls-cert and --tls-key"}});
+  }
   return std::nullopt;
 }
 
@@ -214,6 +220,8 @@ int RunServer(const Config& config, const Log& log) {
     }
     http_tls.context = std::move(*http_ctx);
     beats_tls.context = std::move(*beats_ctx);
+    beats_tls.handshake_timeout =
+        std::min(beats_tls.handshake_timeout, std::chrono::seconds(config.read_timeout_s));
     log.Info("tls", {{"cert", config.tls_cert},
                      {"client_ca", config.tls_client_ca},
                      {"beats_client_certs", !config.tls_client_ca.empty()}});

@@ -37,6 +37,11 @@ Result<std::shared_ptr<ssl::context>> MakeServerTlsContext(const TlsFiles& files
   SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
   SSL_CTX_set_options(
       native, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  // Without a session id context OpenSSL fails every resumed session on a
+  // context that verifies clients (SSL_R_SESSION_ID_CONTEXT_UNINITIALIZED):
+  // a reconnecting Beats client with a session ticket would be refused.
+  static constexpr unsigned char kSessionContext[] = "dashcam";
+  SSL_CTX_set_session_id_context(native, kSessionContext, sizeof kSessionContext - 1);
   boost::system::error_code ec;
   ctx->use_certificate_chain_file(files.cert, ec);
   if (ec) return Bad("cannot load the TLS certificate", files.cert, ec);

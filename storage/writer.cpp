@@ -276,6 +276,9 @@ void Writer::Probe() {
     std::lock_guard lock(mu_);
     day = disk_full_->day;
   }
+  // Retention may have dropped that day to make room: probing it would
+  // create it again. Probe where new events go instead.
+  if (!partitions_.Contains(day)) day = DayOf(WallNowMs());
   Status s;
   const auto available = AvailableBytes(partitions_.dir());
   if (available && *available < options_.disk_full_resume_free_bytes) {

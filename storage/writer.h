@@ -7,19 +7,21 @@
 // `max_queue_bytes` is refused at once with Overloaded.
 //
 // Disk full. A commit that fails with NoSpace (SQLITE_FULL, or an I/O error
-// caused by ENOSPC) rolls back: none of its events is stored or reported
-// stored, and its partition connection is closed (the next use reopens it,
-// with fresh caches). The writer then pauses ingestion: Submit refuses every
-// batch at once with NoSpace (nothing queues up), batches already queued fail
-// with NoSpace without a write, and every `disk_full_probe_interval` the
-// writer thread tries a small write transaction on the partition that filled
-// up (PartitionWriter::ProbeSpace), but only once the data directory's
-// filesystem has `disk_full_resume_free_bytes` available again (statvfs):
-// a probe alone could succeed in WAL space the failed commit had already
-// allocated, and a disk with a few pages free would flap between paused
-// and writing. The first probe that commits ends the pause, without a
-// restart. A retention drop (RunExclusive) during the pause
-// brings the next probe forward. The pause is logged once when it starts
+// caused by ENOSPC) rolls back: none of its events is reported stored, and
+// its partition connection is closed (the next use reopens it, with fresh
+// caches). One corner: when the WAL write succeeded and only its fsync
+// failed, the frames sit in the -wal file; should the process die before
+// anything else is written there, recovery replays them, so events answered
+// 503 may be stored, and a client's resend of events without an _id then
+// stores them twice (events with an _id are deduplicated). The writer then pauses ingestion: Submit
+// refuses every batch at once with NoSpace (nothing queues up), batches already queued fail with
+// NoSpace without a write, and every `disk_full_probe_interval` the writer thread tries a small
+// write transaction on the partition that filled up (PartitionWriter::ProbeSpace), but only once
+// the data directory's filesystem has `disk_full_resume_free_bytes` available again (statvfs): a
+// probe alone could succeed in WAL space the failed commit had already allocated, and a disk with a
+// few pages free would flap between paused and writing. The first probe that commits ends the
+// pause, without a restart. A retention drop (RunExclusive) during the pause brings the next probe
+// forward. The pause is logged once when it starts
 // ("disk_full", an error), once a minute while it lasts and when it ends
 // ("disk_space_recovered"), never per refused batch.
 //

@@ -74,6 +74,7 @@ TlsClient::TlsClient(std::uint16_t port, TlsClientOptions options)
     c.stream->set_verify_callback(asio::ssl::host_name_verification("localhost"));
   }
   SSL_set_tlsext_host_name(c.stream->native_handle(), "localhost");
+  if (options.resume) SSL_set_session(c.stream->native_handle(), options.resume.get());
   const tcp::endpoint ep(asio::ip::make_address("127.0.0.1"), port);
   ec = c.Run([&](auto done) { beast::get_lowest_layer(*c.stream).async_connect(ep, done); },
              c.timeout);
@@ -87,6 +88,27 @@ TlsClient::TlsClient(std::uint16_t port, TlsClientOptions options)
 }
 
 TlsClient::~TlsClient() = default;
+
+std::shared_ptr<SSL_SESSION> TlsClient::session() const {
+  if (!impl_->stream) return nullptr;
+  SSL_SESSION* s = SSL_get1_session(impl_->stream->native_handle());
+  return s ? std::shared_ptr<SSL_SESSION>(s, SSL_SESSION_free) : nullptr;
+}
+
+bool TlsClient::resumed() const {
+  return impl_->stream && SSL_session_reused(impl_->stream->native_handle()) == 1;
+}
+
+void TlsClient::CloseNotifyAndClose() {
+  if (!impl_->stream || closed_) return;
+  // async_shutdown sends close_notify, then waits for the server's; the
+  // short deadline ends that wait by closing the socket (sending FIN).
+  impl_->Run([&](auto done) { impl_->stream->async_shutdown(done); },
+             std::chrono::milliseconds(300));
+  beast::error_code ec;
+  beast::get_lowest_layer(*impl_->stream).socket().close(ec);
+  closed_ = true;
+}
 
 std::string TlsClient::protocol() const {
   if (!ok() || !impl_->stream) return {};

@@ -12,17 +12,21 @@
 #include <string>
 #include <string_view>
 
+#include <openssl/ssl.h>
+
 #include "tests/common/http_client.h"
 
 namespace dashcam::testing {
 
 struct TlsClientOptions {
-  std::string ca_file;        // verify the server against it; empty: no verification
-  std::string cert_file;      // client certificate; empty: none
-  std::string key_file;       // its key
-  int min_version = 0;        // TLS1_2_VERSION etc.; 0: OpenSSL's default
-  int max_version = 0;        // same
-  bool allow_legacy = false;  // SECLEVEL=0, so that TLS 1.0/1.1 may be offered at all
+  std::string ca_file;    // verify the server against it; empty: no verification
+  std::string cert_file;  // client certificate; empty: none
+  std::string key_file;   // its key
+  int min_version = 0;    // TLS1_2_VERSION etc.; 0: OpenSSL's default
+  int max_version = 0;    // same
+  bool allow_legacy = false;
+  // A session to resume (from TlsClient::session() of an earlier client).
+  std::shared_ptr<SSL_SESSION> resume;  // SECLEVEL=0, so that TLS 1.0/1.1 may be offered at all
   std::chrono::milliseconds timeout{10'000};
 };
 
@@ -40,6 +44,14 @@ class TlsClient {
   const std::string& error() const { return error_; }
   // The negotiated protocol ("TLSv1.3"); empty if not connected.
   std::string protocol() const;
+
+  // The session, for resuming it in another client; null if none.
+  std::shared_ptr<SSL_SESSION> session() const;
+  // Whether the handshake resumed options.resume.
+  bool resumed() const;
+  // Sends TLS's close_notify and closes the connection, as a client that
+  // is done does (curl, Go's tls.Conn.Close), without waiting for an answer.
+  void CloseNotifyAndClose();
 
   bool Write(std::string_view bytes);
   // Up to `n` bytes; fewer when the server closed the stream (closed() is

@@ -218,7 +218,9 @@ class DiskFullScenario {
     }
     ASSERT_TRUE(beats.Send(frames));
     int keepalives = 0;
-    const auto ack = beats.ReadFinalAck(3000ms, &keepalives);  // keepalive: every 2 s
+    // The first keepalive is due 2 s after the window waits, checked on a
+    // 0.5 s tick: 6 s leaves room for a loaded machine or a sanitizer build.
+    const auto ack = beats.ReadFinalAck(6000ms, &keepalives);
     EXPECT_FALSE(ack.has_value()) << "ACK " << ack->seq << " while the disk is full";
     EXPECT_GE(keepalives, 1);
   }

@@ -15,6 +15,7 @@
 #include <memory>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -46,7 +47,8 @@ std::string BeatsWindow(std::string_view token, int n) {
 
 // The value of a counter line of /metrics ("name{labels} value"), or -1.
 double Metric(const std::string& metrics, const std::string& series) {
-  const auto at = metrics.find(series + " ");
+  // At the start of a line: "# HELP name ..." also names the series.
+  const auto at = ("\n" + metrics).find("\n" + series + " ");
   if (at == std::string::npos) return -1;
   return std::stod(metrics.substr(at + series.size() + 1));
 }
@@ -215,6 +217,60 @@ TEST_F(TlsTest, MutualTlsAdmitsOnlyClientsOfTheConfiguredCa) {
   EXPECT_EQ(Metric(m, kBeatsFailed), 2) << m;
   // HTTP asks for no client certificate: API keys authenticate there.
   EXPECT_EQ(Get("/healthz").status, 200);
+}
+
+TEST_F(TlsTest, ABeatsClientResumesItsSessionUnderMutualTls) {
+  StartServer({"--tls-client-ca", pki_.ca});
+  TlsClientOptions o = Verified();
+  o.cert_file = pki_.client_cert;
+  o.key_file = pki_.client_key;
+  // TLS 1.2, whose session is known once the handshake ends (TLS 1.3's
+  // tickets come later, when the server first writes or reads).
+  o.max_version = TLS1_2_VERSION;
+  std::shared_ptr<SSL_SESSION> session;
+  {
+    TlsClient first(server_->beats_port(), o);
+    ASSERT_TRUE(first.ok()) << first.error();
+    ASSERT_TRUE(first.Write(BeatsWindow("resume", 1)));
+    // TLS 1.3 sends its session tickets after the handshake: the ACK's read
+    // takes them in.
+    ASSERT_EQ(first.Read(6, milliseconds(20'000)), std::string("2A\0\0\0\1", 6));
+    session = first.session();
+    // A connection dropped without close_notify marks its session as not
+    // resumable (OpenSSL's rule): close as a well-behaved client does.
+    first.CloseNotifyAndClose();
+  }
+  ASSERT_NE(session, nullptr);
+  o.resume = session;
+  TlsClient again(server_->beats_port(), o);
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_TRUE(again.resumed());
+  ASSERT_TRUE(again.Write(BeatsWindow("resumed", 2)));
+  EXPECT_EQ(again.Read(6, milliseconds(20'000)), std::string("2A\0\0\0\2", 6)) << again.error();
+}
+
+TEST_F(TlsTest, ATlsClientThatClosesEndsItsLiveTail) {
+  StartServer();
+  const auto subscribers = [&] { return Metric(Metrics(), "dashcam_tail_subscribers"); };
+  TlsClient c(server_->port(), Verified());
+  ASSERT_TRUE(c.ok()) << c.error();
+  // A plain-text tail: it sends nothing while nothing matches.
+  ASSERT_TRUE(
+      c.Write("GET /api/v1/tail?q=nothingmatches&format=text HTTP/1.1\r\n"
+              "Host: localhost\r\n\r\n"));
+  EXPECT_NE(c.Read(12, milliseconds(10'000)).find("HTTP/1.1 200"), std::string::npos);
+  const auto until = [&](double want) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    while (subscribers() != want && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+    return subscribers();
+  };
+  EXPECT_EQ(until(1), 1);
+  // close_notify then FIN: the alert's bytes are data to the socket, yet
+  // the server must see the client has gone and drop the tail.
+  c.CloseNotifyAndClose();
+  EXPECT_EQ(until(0), 0);
 }
 
 TEST_F(TlsTest, BadTlsConfigurationStopsStartup) {
