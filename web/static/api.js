@@ -63,8 +63,19 @@ export function createApi() {
 
   // The raw Response of a streaming GET (live tail, export), for reading its
   // body as it arrives; throws like fetch (AbortError, network errors).
-  function stream(path, params, { signal, accept = "text/event-stream" } = {}) {
-    return fetch(url(path, params), { signal, headers: headers(key, accept), cache: "no-store" });
+  // A 401 opens the key form, as for get().
+  async function stream(path, params, { signal, accept = "text/event-stream" } = {}) {
+    const token = key;
+    const response = await fetch(url(path, params), {
+      signal,
+      headers: headers(token, accept),
+      cache: "no-store",
+    });
+    if (response.status === 401 && token === key) {
+      const body = await response.clone().json().catch(() => null);
+      onUnauthorized({ ok: false, status: 401, body, retryAfter: null });
+    }
+    return response;
   }
 
   return {
