@@ -105,7 +105,7 @@ constexpr auto kRules = std::to_array<Rule>({
     {"nccl", "warning",
      R"((?m)(?:\[(?P<gpu>[0-9]+)\] )?NCCL WARN [^\n]*?(?i:p2p)[^\n]*?)"
      R"((?:dev (?P<p2p_gpu>[0-9]+)\S* and dev (?P<p2p_peer_gpu>[0-9]+)|)"
-     R"(rank (?P<peer_rank>[0-9]+)|$))"},
+     R"((?:rank (?P<rank>[0-9]+) and )?rank (?P<peer_rank>[0-9]+)|$))"},
     {"nccl", "warning", R"((?:\[(?P<gpu>[0-9]+)\] )?NCCL WARN )"},
 
     // --- cuda_error -------------------------------------------------------

@@ -8,13 +8,14 @@
 //   bytes_*          a size as printed ("2.10 GiB", "785.00 MiB", "20 MiB",
 //                    "123456kB") -> a number of bytes (K, M, G, T are
 //                    binary multiples with or without the "i")
-//   *_version, op, error, status, process, signal_name, pci, where, detail,
+//   *_version, op, error, status, process, signal_name, pci, where,
 //   meaning          a string, as printed
 //   anything else    an integer (gpu, rank, seq, timeout_ms, xid, pid, ...)
 // Rules are ordered most specific first and one event gets at most one
 // kind: the first rule that matches. All patterns are compiled into one
 // RE2::Set as well, so a clean line costs one DFA pass; only a matching
-// line is matched again with captures.
+// line is matched again with captures. Every kind also gets `rank` from a
+// "[rank3]:" / "[Rank 3]" prefix when its pattern did not capture one.
 //
 // Kinds: cuda_oom, cuda_driver_mismatch, gpu_unavailable, nccl, cuda_error,
 // xid, process_killed. Severities: critical, error, warning.

@@ -240,6 +240,11 @@ TEST_F(InsightDetectorsTest, NcclWarnLinesIncludingP2P) {
   f = Facts(Detect(
       "gpu-node-03:911:1002 [2] NCCL WARN P2P/IPC: failed to open peer memory handle of rank 6"));
   EXPECT_EQ(Num(f, "peer_rank"), 6);
+  f =
+      Facts(Detect("gpu-node-07:2481:2590 [3] NCCL WARN Could not enable P2P access between rank 3 "
+                   "and rank 5"));
+  EXPECT_EQ(Num(f, "rank"), 3);
+  EXPECT_EQ(Num(f, "peer_rank"), 5);
   i = Detect(
       "gpu-node-03:911:1002 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2<40162> "
       "with error 12, opcode 0, len 0, vendor err 129 (Recv)");
