@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
 
+#include "tests/common/beats_client.h"
 #include "tests/common/http_client.h"
 #include "tests/common/test_server.h"
 
@@ -91,7 +92,7 @@ class InsightsIngestTest : public ::testing::Test {
 
   // The hits of a Lucene query, by _id.
   std::map<std::string, json::object> Search(const std::string& q) {
-    auto res = client_->Get("/filebeat-*/_search?size=100&q=" + UrlEncode(q));
+    auto res = client_->Get("/_search?size=100&q=" + UrlEncode(q));
     EXPECT_EQ(res.status, 200) << q << ": " << res.body;
     std::map<std::string, json::object> out;
     if (res.status != 200) return out;
@@ -165,6 +166,30 @@ TEST_F(InsightsIngestTest, NoDetectorsStoresNone) {
   const auto hits = Search("message:\"CUDA out of memory\"");
   ASSERT_EQ(hits.size(), 2u);
   for (const auto& [id, source] : hits) EXPECT_FALSE(source.contains("insight")) << id;
+}
+
+TEST_F(InsightsIngestTest, NdjsonAndBeatsGoThroughTheDetectorsToo) {
+  StartServer({});
+  const std::string xid =
+      R"({"message":"NVRM: Xid (PCI:0000:3b:00): 48, pid=7, DBE","via":"ndjson","insight":1})";
+  auto res = client_->Post("/api/v1/ingest", xid + "\n");
+  ASSERT_EQ(res.status, 200) << res.body;
+
+  const std::string killed = R"({"message":"Killed","via":"beats","insight":{"kind":"x"}})";
+  BeatsClient beats(server_->beats_port());
+  ASSERT_TRUE(beats.connected());
+  ASSERT_TRUE(beats.Send(WindowFrame(1) + JsonFrame(1, killed)));
+  const auto ack = beats.ReadFinalAck(std::chrono::seconds(30));
+  ASSERT_TRUE(ack);
+
+  auto hits = Search("via:ndjson AND insight.kind:xid AND insight.xid:48");
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_EQ(hits.begin()->second.at("insight").at("meaning").as_string(),
+            "double-bit ECC error (uncorrectable memory error)");
+  hits = Search("via:beats AND insight.kind:process_killed");
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_EQ(json::serialize(hits.begin()->second.at("insight")),
+            R"({"kind":"process_killed","severity":"error"})");
 }
 
 }  // namespace
