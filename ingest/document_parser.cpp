@@ -1,6 +1,9 @@
 #include "ingest/document_parser.h"
 
+#include <algorithm>
 #include <string>
+
+#include "storage/json_text.h"
 
 namespace dashcam::ingest {
 namespace {
@@ -12,10 +15,56 @@ std::string_view Trim(std::string_view s) {
   return s.substr(b, e - b + 1);
 }
 
+constexpr std::string_view kInsight = "insight";
+
+bool IsInsightName(std::string_view name) {
+  return name.starts_with(kInsight) &&
+         (name.size() == kInsight.size() || name[kInsight.size()] == '.');
+}
+
+// Whether the document may have a top-level `insight` member: its name in
+// plain text, or any \u00XX escape that could spell it.
+bool MayNameInsight(std::string_view json) {
+  return json.find(kInsight) != std::string_view::npos ||
+         json.find("\\u00") != std::string_view::npos;
+}
+
+// `source` (a JSON object) with `member` ("\"insight\":{...}") added last.
+void AppendMember(std::string& source, std::string_view member) {
+  const auto close = source.rfind('}');
+  if (close == std::string::npos) return;  // not an object: the reader refused it already
+  const auto before = source.find_last_not_of(" \t\r\n", close - 1);
+  const bool empty = before == std::string::npos || source[before] == '{';
+  std::string tail;
+  if (!empty) tail.push_back(',');
+  tail.append(member);
+  source.insert(close, tail);
+}
+
+std::string InsightJson(const Insight& insight) {
+  std::string out = "\"insight\":{\"kind\":";
+  AppendJsonString(out, insight.kind);
+  out += ",\"severity\":";
+  AppendJsonString(out, insight.severity);
+  for (const auto& f : insight.facts) {
+    out.push_back(',');
+    AppendJsonString(out, f.name);
+    out.push_back(':');
+    if (f.type == storage::Field::Type::kNumber) {
+      out += f.text;
+    } else {
+      AppendJsonString(out, f.text);
+    }
+  }
+  out.push_back('}');
+  return out;
+}
+
 }  // namespace
 
-DocumentParser::DocumentParser(DocumentLimits limits, const Redactor* redactor)
-    : reader_(limits), redactor_(redactor) {
+DocumentParser::DocumentParser(DocumentLimits limits, const Redactor* redactor,
+                               const InsightDetectors* detectors)
+    : reader_(limits), redactor_(redactor), detectors_(detectors) {
   if (redactor_) doc_redactor_ = std::make_unique<DocumentRedactor>(*redactor_, limits.max_depth);
 }
 
@@ -50,7 +99,75 @@ Result<storage::Record> DocumentParser::Parse(std::string_view json, std::size_t
   rec.level = std::move(view_.level).value_or(std::string());
   rec.fields = std::move(view_.fields);
   rec.source = std::string(Trim(json));
+  if (detectors_) AddInsight(json, capacity, rec);
   return rec;
+}
+
+void DocumentParser::AddInsight(std::string_view json, std::size_t capacity, storage::Record& rec) {
+  DropClientInsight(json, capacity, rec);
+  std::string_view error_message;
+  for (const auto& f : rec.fields) {
+    if (f.name == "error.message" && f.type == storage::Field::Type::kString) {
+      error_message = f.text;
+      break;
+    }
+  }
+  if (!detectors_->Detect(rec.message, error_message, insight_)) return;
+  rec.fields.push_back({"insight.kind", storage::Field::Type::kString, std::string(insight_.kind)});
+  rec.fields.push_back(
+      {"insight.severity", storage::Field::Type::kString, std::string(insight_.severity)});
+  for (const auto& f : insight_.facts) {
+    rec.fields.push_back({"insight." + f.name, f.type, f.text, f.number});
+  }
+  AppendMember(rec.source, InsightJson(insight_));
+}
+
+// Rebuilds the source without a client's top-level `insight` members; the
+// other members keep their text. The reader accepted the document, so a
+// JSON error here is not expected; the source is then left as it is.
+void DocumentParser::DropClientInsight(std::string_view json, std::size_t capacity,
+                                       storage::Record& rec) {
+  const auto erased =
+      std::erase_if(rec.fields, [](const storage::Field& f) { return IsInsightName(f.name); });
+  if (erased == 0 && !MayNameInsight(json)) return;
+  namespace od = simdjson::ondemand;
+  od::document doc;
+  od::object obj;
+  if (top_.iterate(json.data(), json.size(), capacity).get(doc) || doc.get_object().get(obj)) {
+    return;
+  }
+  std::string out = "{";
+  bool dropped = false;
+  for (auto field : obj) {
+    std::string_view key;
+    od::value v;
+    if (field.unescaped_key().get(key)) return;
+    const bool drop = IsInsightName(key);
+    std::string name(key);  // the value's unescaping may reuse the key's buffer
+    if (field.value().get(v)) return;
+    std::string_view raw;
+    od::json_type type;
+    if (v.type().get(type)) return;
+    if (type == od::json_type::object) {
+      od::object o;
+      if (v.get_object().get(o) || o.raw_json().get(raw)) return;
+    } else if (type == od::json_type::array) {
+      od::array a;
+      if (v.get_array().get(a) || a.raw_json().get(raw)) return;
+    } else {
+      raw = Trim(v.raw_json_token());
+    }
+    if (drop) {
+      dropped = true;
+      continue;
+    }
+    if (out.size() > 1) out.push_back(',');
+    AppendJsonString(out, name);
+    out.push_back(':');
+    out += raw;
+  }
+  out.push_back('}');
+  if (dropped) rec.source = std::move(out);
 }
 
 ParserPool::Lease::~Lease() {
@@ -67,7 +184,7 @@ ParserPool::Lease ParserPool::Acquire() {
       idle_.pop_back();
     }
   }
-  if (!p) p = std::make_unique<DocumentParser>(limits_, redactor_);
+  if (!p) p = std::make_unique<DocumentParser>(limits_, redactor_, detectors_);
   return Lease(*this, std::move(p));
 }
 

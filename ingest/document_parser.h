@@ -19,6 +19,15 @@
 // message, the fields and the source all hold the masked text; error
 // messages are redacted too, since they may quote the document.
 //
+// With InsightDetectors, the (redacted) message, else `error.message`, is
+// run through them; a detected failure adds the fields `insight.kind`,
+// `insight.severity` and `insight.<fact>` (numbers typed), and the source
+// gets a top-level object {"kind":..,"severity":..,<fact>:..} under
+// "insight". dashcam owns that name: a client's top-level `insight` member
+// (or `insight.*` dotted key) is dropped from the fields and the source, so
+// no client can forge or hide the server's verdict. Without detectors the
+// documents are kept as sent, `insight` being an ordinary field.
+//
 // Parsing uses simdjson On Demand. A parser is not thread-safe: use one per
 // thread (ParserPool hands them out).
 #pragma once
@@ -32,6 +41,7 @@
 #include <simdjson.h>
 
 #include "ingest/document_redactor.h"
+#include "ingest/insight_detectors.h"
 #include "ingest/redactor.h"
 #include "storage/document_reader.h"
 #include "storage/record.h"
@@ -42,8 +52,10 @@ using storage::DocumentLimits;
 
 class DocumentParser {
  public:
-  // `redactor` may be null (no redaction); it must outlive the parser.
-  explicit DocumentParser(DocumentLimits limits = {}, const Redactor* redactor = nullptr);
+  // `redactor` may be null (no redaction), `detectors` too (no insights);
+  // both must outlive the parser.
+  explicit DocumentParser(DocumentLimits limits = {}, const Redactor* redactor = nullptr,
+                          const InsightDetectors* detectors = nullptr);
 
   // REQUIRES: `capacity - json.size() >= simdjson::SIMDJSON_PADDING`, i.e. the
   // bytes after `json` up to `capacity` are readable (their content is not).
@@ -51,19 +63,26 @@ class DocumentParser {
   Result<storage::Record> Parse(std::string_view json, std::size_t capacity, TimeMs arrival);
 
  private:
+  void AddInsight(std::string_view json, std::size_t capacity, storage::Record& rec);
+  void DropClientInsight(std::string_view json, std::size_t capacity, storage::Record& rec);
+
   storage::DocumentReader reader_;
   storage::DocumentView view_;  // reused between documents
   const Redactor* redactor_;
   std::unique_ptr<DocumentRedactor> doc_redactor_;  // set when redactor_ is
   std::string redacted_;                            // the rewritten document, padded
   RedactionHits hits_;
+  const InsightDetectors* detectors_;
+  Insight insight_;                 // reused between documents
+  simdjson::ondemand::parser top_;  // for dropping a client's `insight`
 };
 
 // A pool of parsers so worker threads need not own one each.
 class ParserPool {
  public:
-  explicit ParserPool(DocumentLimits limits = {}, const Redactor* redactor = nullptr)
-      : limits_(limits), redactor_(redactor) {}
+  explicit ParserPool(DocumentLimits limits = {}, const Redactor* redactor = nullptr,
+                      const InsightDetectors* detectors = nullptr)
+      : limits_(limits), redactor_(redactor), detectors_(detectors) {}
 
   class Lease {
    public:
@@ -84,6 +103,7 @@ class ParserPool {
  private:
   const DocumentLimits limits_;
   const Redactor* const redactor_;
+  const InsightDetectors* const detectors_;
   std::mutex mu_;
   std::vector<std::unique_ptr<DocumentParser>> idle_;  // guarded by mu_
 };

@@ -20,6 +20,7 @@
 #include "api/context_handler.h"
 #include "api/tail_hub.h"
 #include "ingest/ingest_metrics.h"
+#include "ingest/insight_detectors.h"
 #include "ingest/redactor.h"
 #include "server/auth_gate.h"
 #include "server/beats_listener.h"
@@ -254,7 +255,9 @@ int RunServer(const Config& config, const Log& log) {
   }
   asio::io_context ioc(static_cast<int>(config.threads));
   asio::thread_pool workers(config.threads);
-  ingest::ParserPool parsers(ingest::DocumentLimits{}, redactor->get());
+  std::unique_ptr<ingest::InsightDetectors> detectors;
+  if (!config.no_detectors) detectors = std::make_unique<ingest::InsightDetectors>();
+  ingest::ParserPool parsers(ingest::DocumentLimits{}, redactor->get(), detectors.get());
   ingest::IngestContext ingest_ctx{
       **store,
       workers.get_executor(),

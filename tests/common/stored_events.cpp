@@ -33,4 +33,19 @@ bool CountStored(std::uint16_t port, std::string_view field, StoredCounts& out) 
   return true;
 }
 
+std::string WithoutServerInsight(std::string_view source) {
+  static constexpr std::string_view kMember = "\"insight\":{";
+  const auto at = source.rfind(kMember);
+  if (at == std::string_view::npos || at == 0 || source.back() != '}') return std::string(source);
+  // The member is last: its object runs to the source's closing brace.
+  const std::string_view object =
+      source.substr(at + kMember.size() - 1, source.size() - 1 - (at + kMember.size() - 1));
+  boost::system::error_code ec;
+  const auto v = boost::json::parse(object, ec);
+  if (ec || !v.is_object() || !v.as_object().contains("kind")) return std::string(source);
+  std::size_t cut = at;
+  if (source[cut - 1] == ',') --cut;
+  return std::string(source.substr(0, cut)) + "}";
+}
+
 }  // namespace dashcam::testing

@@ -23,4 +23,10 @@ struct StoredCounts {
 // False (with out.error) when the export does not answer 200.
 bool CountStored(std::uint16_t port, std::string_view field, StoredCounts& out);
 
+// A stored source without the `insight` member the server appends last
+// when a detector fired (README "Insights at ingest"), so that it can be
+// compared byte for byte with what was sent. Other sources are returned as
+// they are.
+std::string WithoutServerInsight(std::string_view source);
+
 }  // namespace dashcam::testing

@@ -9,7 +9,10 @@
 #include "ingest/bulk_decoder.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static dashcam::ingest::DocumentParser parser;
+  // Detectors on, as the server runs by default: a client's `insight` member
+  // makes the parser rebuild the source.
+  static const dashcam::ingest::InsightDetectors detectors;
+  static dashcam::ingest::DocumentParser parser({}, nullptr, &detectors);
   const std::string padded =
       dashcam::ingest::PadForParsing(std::string_view(reinterpret_cast<const char*>(data), size));
   dashcam::ingest::BulkLimits limits;

@@ -220,6 +220,64 @@ TEST(DocumentParserTest, FieldLimit) {
   ExpectInvalid(R"({"a":[1,2,3,4]})", "more than 3 fields", limits);
 }
 
+// --- Insights (ingest/insight_detectors.h) ------------------------------------
+
+Record ParseWithDetectors(std::string_view json) {
+  static const InsightDetectors detectors;
+  DocumentParser parser({}, nullptr, &detectors);
+  const std::string padded = PadForParsing(json);
+  auto r = parser.Parse(std::string_view(padded.data(), json.size()), padded.size(), kArrival);
+  EXPECT_TRUE(r.ok()) << json << ": " << r.status().ToString();
+  return r.ok() ? std::move(*r) : Record{};
+}
+
+TEST(DocumentParserTest, DetectedFailureAddsInsightFieldsAndSourceObject) {
+  const Record r = ParseWithDetectors(
+      R"({"message":"RuntimeError: CUDA error: out of memory","host":{"name":"gpu-7"}} )");
+  EXPECT_EQ(Fields(r), (std::vector<std::string>{"host.name=s:gpu-7", "insight.kind=s:cuda_oom",
+                                                 "insight.severity=s:error"}));
+  EXPECT_EQ(r.source,
+            R"({"message":"RuntimeError: CUDA error: out of memory","host":{"name":"gpu-7"},)"
+            R"("insight":{"kind":"cuda_oom","severity":"error"}})");
+}
+
+TEST(DocumentParserTest, InsightFactsAreTypedAndErrorMessageIsRead) {
+  const Record r = ParseWithDetectors(
+      R"({"message":"step failed","error":{"message":"NVRM: Xid (PCI:0000:3b:00): 79, pid=12"}})");
+  EXPECT_EQ(Fields(r),
+            (std::vector<std::string>{
+                "error.message=s:NVRM: Xid (PCI:0000:3b:00): 79, pid=12", "insight.kind=s:xid",
+                "insight.severity=s:critical", "insight.pci=s:0000:3b:00", "insight.xid=n:79",
+                "insight.pid=n:12", "insight.meaning=s:GPU has fallen off the bus"}));
+  EXPECT_NE(r.source.find(R"("xid":79,"pid":12,"meaning":"GPU has fallen off the bus"})"),
+            std::string::npos)
+      << r.source;
+}
+
+TEST(DocumentParserTest, ClientInsightIsDroppedWithDetectorsOn) {
+  Record r = ParseWithDetectors(
+      R"({"insight":{"kind":"cuda_oom"},"message":"all good","insight.severity":"x","n":1.50})");
+  EXPECT_EQ(Fields(r), (std::vector<std::string>{"n=n:1.5"}));
+  EXPECT_EQ(r.source, R"({"message":"all good","n":1.50})");
+  // Escaped names are the same name; the server's verdict replaces the client's.
+  r = ParseWithDetectors(R"j({"\u0069nsight":[],"message":"Segmentation fault (core dumped)"})j");
+  EXPECT_EQ(r.source, R"j({"message":"Segmentation fault (core dumped)",)j"
+                      R"("insight":{"kind":"process_killed","severity":"error"}})");
+  // Other names that merely contain "insight" are kept.
+  r = ParseWithDetectors(R"({"insights":1,"message":"x"})");
+  EXPECT_EQ(r.source, R"({"insights":1,"message":"x"})");
+  // Without detectors the document is kept as sent.
+  r = MustParse(R"({"insight":{"kind":"cuda_oom"},"message":"all good"})");
+  EXPECT_EQ(Fields(r), (std::vector<std::string>{"insight.kind=s:cuda_oom"}));
+  EXPECT_EQ(r.source, R"({"insight":{"kind":"cuda_oom"},"message":"all good"})");
+}
+
+TEST(DocumentParserTest, InsightOnAnEmptyishDocument) {
+  const Record r = ParseWithDetectors(R"({"message":"Killed"})");
+  EXPECT_EQ(r.source,
+            R"({"message":"Killed","insight":{"kind":"process_killed","severity":"error"}})");
+}
+
 TEST(ParserPoolTest, ReusesReleasedParsers) {
   ParserPool pool;
   DocumentParser* first = nullptr;

@@ -26,6 +26,7 @@
 #include "tests/common/http_client.h"
 #include "tests/common/now.h"
 #include "tests/common/redaction_corpus.h"
+#include "tests/common/stored_events.h"
 #include "tests/common/test_server.h"
 #include "tests/common/training_log_generator.h"
 
@@ -613,8 +614,9 @@ TEST_F(RedactionTest, OrdinaryTrainingLogsAreStoredByteForByte) {
   SendOverEveryChannel(*server_, docs);
 
   auto client = Client();
-  const auto raw = AllRawSources(client);
-  const std::multiset<std::string> stored(raw.begin(), raw.end());
+  // Byte for byte but for the insight the detectors add to failure lines.
+  std::multiset<std::string> stored;
+  for (const auto& source : AllRawSources(client)) stored.insert(WithoutServerInsight(source));
   const std::multiset<std::string> sent(docs.begin(), docs.end());
   std::vector<std::string> changed, unexpected;
   std::set_difference(sent.begin(), sent.end(), stored.begin(), stored.end(),
