@@ -59,11 +59,16 @@ run(async (t) => {
     };
     collect();
     let last = performance.now();
-    const end = document.documentElement.scrollHeight - innerHeight;
     const startedAt = last;
-    while (window.scrollY < end) {
+    // To the end, which moves as rows are measured (their heights replace
+    // the estimate): recomputed every frame, and a scroll that no longer
+    // moves ends the walk, so a page that shrank cannot loop it forever.
+    const end = () => document.documentElement.scrollHeight - innerHeight;
+    for (let guard = 0; window.scrollY < end() && guard < 5000; ++guard) {
+      const before = window.scrollY;
       window.scrollBy(0, 1200);
       await new Promise((r) => requestAnimationFrame(r));
+      if (window.scrollY === before) break;
       const t = performance.now();
       frames.push(t - last);
       collect();
@@ -79,10 +84,12 @@ run(async (t) => {
   console.log(`scrolled ${stats.frames} frames (1200 px each) in ${f(stats.totalMs)} ms: ` +
               `frame median ${f(stats.median)} ms, p95 ${f(stats.p95)} ms, max ${f(stats.max)} ms`);
   t.check('scrolling shows every hit once, newest first', stats.inOrder);
-  // Loose on purpose (machines differ and may be loaded): it catches a list
-  // whose frames grow with its length, as an unwindowed one's do (p95
-  // ~600 ms at 10 000 rows here, against ~40 ms windowed).
-  t.check('scrolling 10 000 rows keeps frames short (p95 under 300 ms)', stats.p95 < 300, JSON.stringify(stats));
+  // Windowing is asserted by what it must do, not by time (this machine is
+  // shared; frame times are printed above): a bounded number of rows in
+  // the page whatever the list's length.
+  const rowsInPage = await page.locator('#hits > li').count();
+  t.check('the list is windowed: a bounded number of rows in the page', rowsInPage < 400,
+          `${rowsInPage} rows for ${N} hits`);
 
   // Expanding a row deep in the list still works.
   const deep = page.locator(`#hits > li[aria-posinset="${N}"]`);
