@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/field.hpp>
+#include <boost/beast/http/rfc7230.hpp>
 #include <boost/url/parse.hpp>
 
 #include "api/context_handler.h"
@@ -35,29 +36,15 @@ HttpResponse ErrorResponse(const HttpRequest& req, http::status status, std::str
 }
 
 // Whether an Accept-Encoding value admits gzip: listed (or "*") without
-// q=0. Enough of RFC 9110 section 12.5.3 for what browsers and curl send.
+// q=0. Beast's ext_list parses the RFC 9110 grammar (codings with
+// `;`-parameters, blanks allowed).
 bool AcceptsGzip(std::string_view accept) {
   bool star = false;
-  while (!accept.empty()) {
-    const auto comma = accept.find(',');
-    std::string_view item = accept.substr(0, comma);
-    accept = comma == std::string_view::npos ? std::string_view() : accept.substr(comma + 1);
-    const auto semi = item.find(';');
-    std::string_view coding = item.substr(0, semi);
-    std::string_view params = semi == std::string_view::npos ? "" : item.substr(semi + 1);
-    while (!coding.empty() && coding.front() == ' ') coding.remove_prefix(1);
-    while (!coding.empty() && coding.back() == ' ') coding.remove_suffix(1);
-    // Parameters are `;`-separated, names case-insensitive, blanks allowed.
-    std::string p;
-    for (char c : params) {
-      if (c != ' ' && c != '\t')
-        p += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
+  for (const auto& [coding, params] :
+       http::ext_list(beast::string_view(accept.data(), accept.size()))) {
     double q = 1;
-    for (std::size_t at = 0; at < p.size();) {
-      const std::size_t end = std::min(p.find(';', at), p.size());
-      if (p.compare(at, 2, "q=") == 0) std::from_chars(p.data() + at + 2, p.data() + end, q);
-      at = end + 1;
+    for (const auto& [name, value] : params) {
+      if (beast::iequals(name, "q")) std::from_chars(value.data(), value.data() + value.size(), q);
     }
     const bool refused = q <= 0;
     if (beast::iequals(coding, "gzip") || beast::iequals(coding, "x-gzip")) return !refused;
