@@ -18,6 +18,10 @@ import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 
 export const kTimeoutMs = 30000;
+// A whole test file's budget: below ctest's TIMEOUT (300 s), so a test that
+// hangs (a page.evaluate whose promise never settles, say) fails with what it
+// was doing and still stops its servers, instead of being killed silently.
+const kTestBudgetMs = Number(process.env.DASHCAM_BROWSER_BUDGET_MS || 240000);
 
 const binary = process.argv[2];
 const chromiumPath = process.argv[3] || process.env.DASHCAM_CHROMIUM || '/usr/bin/chromium';
@@ -187,11 +191,17 @@ export async function run(body) {
   }
   const t = new TestRun();
   let crashed = null;
+  let watchdog;
+  const overBudget = new Promise((_, reject) => {
+    watchdog = setTimeout(() => reject(new Error(`the test ran past its ${kTestBudgetMs / 1000} s budget`)),
+                          kTestBudgetMs);
+  });
   try {
-    await body(t);
+    await Promise.race([body(t), overBudget]);
   } catch (e) {
     crashed = e;
   }
+  clearTimeout(watchdog);
   for (const cleanup of t.cleanups.reverse()) {
     try {
       await cleanup();
