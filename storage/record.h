@@ -41,6 +41,11 @@ struct Record {
   WriteOp op = WriteOp::kCreate;
   std::vector<Field> fields;  // searchable fields (not including message)
   std::string source;         // the document as it will be returned
+  // The group the event belongs to (for dashcam: its training run), kept
+  // in a per-partition rollup of first/last time and count; empty: none.
+  // `group_end`: this event closes its group (a run's finishing line).
+  std::string group;
+  bool group_end = false;
   std::size_t ApproxBytes() const;
 };
 
