@@ -3,7 +3,7 @@
 #   make test   install what is missing, build, run every test (also under ASan+UBSan)
 #   make bench  build Release and run the ingest/query benchmark
 #               (10M events over 5 day partitions, query and export figures only:
-#               make bench BENCH_ARGS="--events 10000000 --days 5 --skip baseline,beats,redaction")
+#               make bench BENCH_ARGS="--events 10000000 --days 5 --skip baseline,beats,redaction,detectors")
 #   make bench-web  build Release and time the page in Chromium with 1M events stored
 #               (tests/web/perf.mjs; fewer: make bench-web BENCH_WEB_ARGS="--events 200000")
 #   make fuzz   run the libFuzzer targets for FUZZ_SECONDS each (clang)

@@ -33,6 +33,9 @@
 //                core), then a fresh server with --no-redaction given the
 //                same _bulk bodies: events/s, and what redaction costs end
 //                to end against phase 5.
+//  9c. detectors --detector-rounds (3) pairs of fresh servers given the same
+//                _bulk bodies, alternately with --no-detectors and with the
+//                detectors on: median events/s of each and the ratio.
 //  10. tails     only with --tails N: the same _bulk load into two fresh
 //                servers, back to back, the second with N live tails open
 //                (queries cycling through a list of ten, or --tail-query for
@@ -41,9 +44,9 @@
 // --baseline-only stops after 2; --dump-ndjson PATH writes the events after 1
 // and stops. --skip drops phases that the query and export figures do not
 // need, so a 10M-event run fits in a quarter hour on two cores:
-//   --skip baseline,beats,redaction   (also: export; tails is opt-in anyway)
+//   --skip baseline,beats,redaction,detectors   (also: export; tails is opt-in)
 // e.g. the 10M run of README "Performance":
-//   dashcam_bench --events 10000000 --days 5 --skip baseline,beats,redaction
+//   dashcam_bench --events 10000000 --days 5 --skip baseline,beats,redaction,detectors
 // At the end `bench.peak_rss_mib` is this process's own peak (the corpus is
 // ~460 bytes per event, the gzip bodies ~60 more).
 //
@@ -125,6 +128,7 @@ struct BenchFlags {
   std::string tail_query;  // empty: cycle through kTailQueries
   int days = 0;            // 0: one hour of events (the historic default)
   int query_runs = 7;
+  int detector_rounds = 3;
   std::vector<std::string> skip;  // phase names, see kSkippablePhases
 
   bool Skips(std::string_view phase) const {
@@ -199,9 +203,13 @@ std::optional<int> ParseFlags(int argc, char** argv, BenchFlags& flags) {
       ->check(CLI::Range(0, 3650));
   app.add_option("--query-runs", flags.query_runs, "timed runs of every query (after 1 warm-up)")
       ->check(CLI::Range(1, 1000));
-  app.add_option("--skip", flags.skip, "phases to leave out: baseline,export,beats,redaction")
+  app.add_option("--skip", flags.skip,
+                 "phases to leave out: baseline,export,beats,redaction,detectors")
       ->delimiter(',')
-      ->check(CLI::IsMember({"baseline", "export", "beats", "redaction"}));
+      ->check(CLI::IsMember({"baseline", "export", "beats", "redaction", "detectors"}));
+  app.add_option("--detector-rounds", flags.detector_rounds,
+                 "loads with detectors off and on, alternately, in phase 9c")
+      ->check(CLI::Range(1, 100));
   app.add_option("--stall-timeout", flags.stall_timeout_s,
                  "seconds without progress before the server is killed")
       ->check(CLI::Range(1, 86400));
@@ -477,32 +485,81 @@ void RedactionCpuPhase(const EventCorpus& corpus) {
   PrintMetric("redaction.events_masked", static_cast<double>(changed), "events");
 }
 
-// Phase 9b: the same _bulk load into a fresh server with --no-redaction.
-bool NoRedactionPhase(const ServerRun& run, const std::string& binary, double bulk_events_per_s) {
+// The same _bulk load into a fresh server (data under <work>/<name>-data)
+// started with `extra_args`: events/s, or nullopt (said on stderr) when the
+// server did not start, a request failed or the server did not exit cleanly.
+std::optional<double> LoadFreshServer(const ServerRun& run, const std::string& binary,
+                                      const std::string& name,
+                                      std::vector<std::string> extra_args) {
   testing::TestServerOptions options;
-  options.data_dir = (fs::path(run.work.path()) / "raw-data").string();
+  options.data_dir = (fs::path(run.work.path()) / (name + "-data")).string();
   options.binary = binary;
   options.threads = run.flags.server_threads;
-  options.log_path = (fs::path(run.work.path()) / "server-raw.log").string();
-  options.extra_args = {"--no-redaction", "--beats-listen", ""};
+  options.log_path = (fs::path(run.work.path()) / ("server-" + name + ".log")).string();
+  extra_args.insert(extra_args.end(), {"--beats-listen", ""});
+  options.extra_args = std::move(extra_args);
   TestServer server(std::move(options));
   if (!server.Spawn() || !server.WaitUntilListening(kHealthzTimeout)) {
-    std::fprintf(stderr, "no-redaction: the server did not start: %s\n", server.error().c_str());
-    return false;
+    std::fprintf(stderr, "%s: the server did not start: %s\n", name.c_str(),
+                 server.error().c_str());
+    return std::nullopt;
   }
   BulkLoadResult load = DriveBulkLoad(server.port(), run.bodies, run.flags.connections, nullptr);
-  const double events_per_s = static_cast<double>(load.events_ok) / load.seconds;
-  PrintMetric("no_redaction.events_per_s", events_per_s, "events/s");
-  if (bulk_events_per_s > 0 && events_per_s > 0) {
-    PrintMetric("redaction.throughput_ratio", bulk_events_per_s / events_per_s,
-                "x (with / without redaction)", 3);
-    PrintMetric("redaction.cost_pct", 100.0 * (1.0 - bulk_events_per_s / events_per_s), "%", 1);
-  }
   server.Stop(SIGTERM, kStopGraceSeconds);
   server.Kill();
   const ExitStatus exit = server.exit_status().value();
-  PrintText("no_redaction.server_exit", exit.ToString());
-  return load.failed_requests == 0 && exit.ok();
+  if (load.failed_requests != 0 || !exit.ok()) {
+    std::fprintf(stderr, "%s: %llu failed requests, server %s\n", name.c_str(),
+                 static_cast<unsigned long long>(load.failed_requests), exit.ToString().c_str());
+    return std::nullopt;
+  }
+  return static_cast<double>(load.events_ok) / load.seconds;
+}
+
+// Phase 9b: the same _bulk load into a fresh server with --no-redaction.
+bool NoRedactionPhase(const ServerRun& run, const std::string& binary, double bulk_events_per_s) {
+  const std::optional<double> events_per_s =
+      LoadFreshServer(run, binary, "raw", {"--no-redaction"});
+  if (!events_per_s) return false;
+  PrintMetric("no_redaction.events_per_s", *events_per_s, "events/s");
+  if (bulk_events_per_s > 0 && *events_per_s > 0) {
+    PrintMetric("redaction.throughput_ratio", bulk_events_per_s / *events_per_s,
+                "x (with / without redaction)", 3);
+    PrintMetric("redaction.cost_pct", 100.0 * (1.0 - bulk_events_per_s / *events_per_s), "%", 1);
+  }
+  return true;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Phase 9c: what the training-insight detectors cost end to end. The same
+// _bulk load into fresh servers, alternately with --no-detectors and with
+// the default (detectors on), --detector-rounds times each, so that both
+// see the same machine; medians and their ratio. Phase 5's figure is not
+// reused: one run on a shared machine is too noisy for a 10% budget.
+bool DetectorsPhase(const ServerRun& run, const std::string& binary) {
+  std::vector<double> on, off;
+  for (int round = 0; round < run.flags.detector_rounds; ++round) {
+    const std::string suffix = std::to_string(round);
+    const std::optional<double> without =
+        LoadFreshServer(run, binary, "nodetect" + suffix, {"--no-detectors"});
+    const std::optional<double> with = LoadFreshServer(run, binary, "detect" + suffix, {});
+    if (!without || !with) return false;
+    off.push_back(*without);
+    on.push_back(*with);
+  }
+  const double median_on = Median(on), median_off = Median(off);
+  PrintMetric("detectors.rounds", run.flags.detector_rounds, "pairs");
+  PrintMetric("detectors.off.median_events_per_s", median_off, "events/s");
+  PrintMetric("detectors.on.median_events_per_s", median_on, "events/s");
+  PrintMetric("detectors.throughput_ratio", median_on / median_off, "x (on / off; target >= 0.9)",
+              3);
+  PrintMetric("detectors.cost_pct", 100.0 * (1.0 - median_on / median_off), "%", 1);
+  return true;
 }
 
 struct TailedLoad {
@@ -631,8 +688,9 @@ int ServerPhases(const ServerRun& run, const std::string& binary) {
     RedactionCpuPhase(run.corpus);
     raw_ok = NoRedactionPhase(run, binary, bulk_events_per_s);
   }
+  const bool detectors_ok = run.flags.Skips("detectors") || DetectorsPhase(run, binary);
   const bool tails_ok = run.flags.tails == 0 || TailPhase(run, binary);
-  return beats_ok && raw_ok && tails_ok ? kExitOk : kExitFailures;
+  return beats_ok && raw_ok && detectors_ok && tails_ok ? kExitOk : kExitFailures;
 }
 
 int Main(int argc, char** argv) {
