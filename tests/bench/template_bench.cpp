@@ -26,6 +26,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A tqdm bar of `full` blocks out of 10.
+std::string Bar(int full) {
+  std::string s;
+  for (int i = 0; i < 10; ++i) s += i < full ? "█" : " ";
+  return s;
+}
+
 std::vector<std::string> Generate(std::size_t n) {
   std::mt19937_64 rng(42);
   auto u = [&](int hi) { return static_cast<int>(rng() % static_cast<unsigned>(hi)); };
@@ -34,11 +41,10 @@ std::vector<std::string> Generate(std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {
     switch (i % 12) {
       case 0:
-        out.push_back(
-            fmt::format("Epoch {}: {}%|{}| {}/1000 [{:02d}:{:02d}<01:41, {}.{}it/s, "
-                        "loss={:.4f}, lr=1e-4]",
-                        u(10), u(100), std::string(3 * u(10), 'x'), u(1000), u(60), u(60), u(9),
-                        u(99), u(1000) / 1000.0));
+        out.push_back(fmt::format(
+            "Epoch {}: {}%|{}| {}/1000 [{:02d}:{:02d}<01:41, {}.{}it/s, "
+            "loss={:.4f}, lr=1e-4]",
+            u(10), u(100), Bar(u(11)), u(1000), u(60), u(60), u(9), u(99), u(1000) / 1000.0));
         break;
       case 1:
         out.push_back(
