@@ -83,6 +83,11 @@ async function main() {
       datasource: documents(),
       onDocument: () => ({ create: { _index: 'training-logs' } }),
       refreshOnCompletion: true,
+      // A full ingest queue answers 429 per document, which the helper
+      // resends after `wait`; its default 3 tries can run out on a loaded
+      // machine, where Filebeat would keep retrying. Keep retrying for ~2 min.
+      retries: 40,
+      wait: 3000,
       onDrop: (d) => console.error('dropped', JSON.stringify(d).slice(0, 300)),
     });
     check('helpers.bulk: every document acknowledged',
