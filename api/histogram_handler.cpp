@@ -252,6 +252,17 @@ std::string FormatInterval(TimeMs interval) {
   return fmt::format("{}ms", interval);
 }
 
+Result<HistogramRange> ResolveHistogramRange(std::optional<TimeMs> from, std::optional<TimeMs> to,
+                                             storage::EventStore& store, TimeMs now,
+                                             storage::Clock::time_point deadline) {
+  QueryParams p;
+  p.from = from;
+  p.to = to;
+  auto r = ResolveRange(p, store, now, deadline);
+  if (!r.ok()) return r.status();
+  return HistogramRange{r->from, r->to};
+}
+
 boost::asio::awaitable<HttpResponse> HandleHistogram(HttpRequest req, ApiContext& ctx) {
   const auto start = storage::Clock::now();
   HistogramParams hp;

@@ -47,4 +47,16 @@ TimeMs AutoInterval(TimeMs span);
 // "30s", "1m", "1h", "1d", "250ms": the shortest exact spelling.
 std::string FormatInterval(TimeMs interval);
 
+// The range [from, to) a histogram covers for these from/to parameters (see
+// above: a missing end comes from the stored events' extent), clamped to the
+// times events may have. Exposed so that other endpoints' time series
+// (/api/v1/patterns) line up with the histogram's buckets. Blocks (reads
+// the extent): call it on the worker pool. Errors: DeadlineExceeded.
+struct HistogramRange {
+  TimeMs from = 0, to = 0;
+};
+Result<HistogramRange> ResolveHistogramRange(std::optional<TimeMs> from, std::optional<TimeMs> to,
+                                             storage::EventStore& store, TimeMs now,
+                                             storage::Clock::time_point deadline);
+
 }  // namespace dashcam::api

@@ -25,7 +25,7 @@ Access ApiV1Access(const std::vector<std::string>& seg) {
     if (name == "ingest") return Access::kIngest;
     if (name == "status") return Access::kFleetRead;
     if (name == "search" || name == "histogram" || name == "fields" || name == "context" ||
-        name == "export" || name == "tail") {
+        name == "export" || name == "tail" || name == "patterns") {
       return Access::kRead;
     }
   }

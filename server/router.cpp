@@ -18,6 +18,7 @@
 #include "api/fields_handler.h"
 #include "api/histogram_handler.h"
 #include "api/json_pretty.h"
+#include "api/patterns_handler.h"
 #include "api/query_params.h"
 #include "api/scoped_context.h"
 #include "api/tail_handler.h"
@@ -293,6 +294,8 @@ boost::asio::awaitable<api::HttpAnswer> Router::Route(HttpRequest req) {
       co_return co_await api::HandleHistogram(std::move(req), api_);
     if (seg[2] == "fields" && IsRead(method))
       co_return co_await api::HandleFields(std::move(req), api_);
+    if (seg[2] == "patterns" && IsRead(method))
+      co_return co_await api::HandlePatterns(std::move(req), api_);
     if (seg[2] == "context" && IsRead(method))
       co_return co_await api::HandleContext(std::move(req), api_);
     if (seg[2] == "export" && method == http::verb::get)

@@ -45,6 +45,7 @@ TEST(EndpointAccessTest, PathsToAccess) {
   EXPECT_EQ(RequiredAccess(verb::get, (V{"logs", "_search"}), false), Access::kRead);
   EXPECT_EQ(RequiredAccess(verb::get, V{"_count"}, false), Access::kRead);
   EXPECT_EQ(RequiredAccess(verb::get, (V{"api", "v1", "tail"}), false), Access::kRead);
+  EXPECT_EQ(RequiredAccess(verb::get, (V{"api", "v1", "patterns"}), false), Access::kRead);
   EXPECT_EQ(RequiredAccess(verb::get, (V{"_cluster", "health"}), false), Access::kAnyKey);
   EXPECT_EQ(RequiredAccess(verb::put, (V{"_index_template", "x"}), false), Access::kIngest);
   EXPECT_EQ(RequiredAccess(verb::post, (V{"logs", "_refresh"}), false), Access::kIngest);
