@@ -13,7 +13,7 @@ import { text } from "./api.js";
 import { formatTime, utcTitle } from "./hit_row.js";
 import { isNewSearch, queryParams } from "./store.js";
 
-const SHOWN = 6;  // cards before "Show all"
+const SHOWN = 4;  // cards before "Show all"
 
 export function el(tag, className, content) {
   const node = document.createElement(tag);

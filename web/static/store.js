@@ -9,6 +9,7 @@
 //   by     the histogram's split field ("" = by level)
 //   value  the histogram's numeric series ("avg:gpu_util"; "" = counts)
 //   hit    the _id of the expanded hit ("" = none)
+//   view   what the results area shows: "" hits or "patterns"
 //
 // store.set(patch, {push}) changes some keys: with push a new history entry
 // (a new search, a zoom), else the current entry is replaced (a toggle). A
@@ -24,6 +25,7 @@ export const DEFAULTS = Object.freeze({
   by: "",
   value: "",
   hit: "",
+  view: "",
 });
 const KEYS = Object.keys(DEFAULTS);
 
