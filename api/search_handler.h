@@ -28,6 +28,7 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include "api/training_options.h"
 #include "storage/event_store.h"
 #include "storage/log.h"
 
@@ -57,6 +58,7 @@ struct ApiContext {
   // `store` already applies it: the row filter, for readers that bypass the
   // store (the live tail hub). Null: every event is visible.
   const query::Node* row_filter = nullptr;
+  TrainingOptions training;  // insights and runs (insights_handler.h, runs_handler.h)
 };
 
 boost::asio::awaitable<HttpResponse> HandleSearch(HttpRequest req, ApiContext& ctx);

@@ -60,6 +60,24 @@ std::string InsightJson(const Insight& insight) {
   return out;
 }
 
+// TEMPORARY (i8-runs; the i8-train branch replaces this with its run
+// identity): the group of an event is its explicit `run.id` string, and a
+// `run.end` of "finished" closes it. Longer ids are not groups (the rollup's
+// key stays small).
+void SetGroupFromRunId(storage::Record& rec) {
+  constexpr std::size_t kMaxGroupBytes = 256;
+  for (const auto& f : rec.fields) {
+    if (f.type != storage::Field::Type::kString) continue;
+    if (f.name == "run.id" && rec.group.empty() && !f.text.empty() &&
+        f.text.size() <= kMaxGroupBytes) {
+      rec.group = f.text;
+    } else if (f.name == "run.end" && f.text == "finished") {
+      rec.group_end = true;
+    }
+  }
+  if (rec.group.empty()) rec.group_end = false;
+}
+
 }  // namespace
 
 DocumentParser::DocumentParser(DocumentLimits limits, const Redactor* redactor,
@@ -99,6 +117,7 @@ Result<storage::Record> DocumentParser::Parse(std::string_view json, std::size_t
   rec.level = std::move(view_.level).value_or(std::string());
   rec.fields = std::move(view_.fields);
   rec.source = std::string(Trim(json));
+  SetGroupFromRunId(rec);  // TEMPORARY, see above
   if (detectors_) AddInsight(json, capacity, rec);
   return rec;
 }

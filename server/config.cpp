@@ -58,7 +58,31 @@ CLI::Validator ExistingFileOrNone() {
       "FILE");
 }
 
+CLI::Validator Duration() {
+  return CLI::Validator(
+      [](std::string& text) {
+        return ParseDurationMs(text) ? std::string()
+                                     : "'" + text + "' is not a duration like 90s, 10m or 2h";
+      },
+      "DURATION");
+}
+
 }  // namespace
+
+std::optional<std::int64_t> ParseDurationMs(std::string_view text) {
+  std::int64_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end == text.data() || n <= 0) return std::nullopt;
+  const std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
+  std::int64_t scale = 0;
+  if (unit == "ms") scale = 1;
+  if (unit == "s") scale = 1000;
+  if (unit == "m") scale = 60'000;
+  if (unit == "h") scale = 3'600'000;
+  if (unit == "d") scale = 86'400'000;
+  if (scale == 0 || n > std::int64_t{1} << 40) return std::nullopt;  // past 30 years: a typo
+  return n * scale;
+}
 
 std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
   Config c;
@@ -140,6 +164,23 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
                  "separated by ',', each a '+'-joined list of fields; the first rule whose "
                  "fields an event has decides")
       ->envname("DASHCAM_CONTEXT_SCOPE")
+      ->capture_default_str();
+  app.add_option("--incident-gap", c.incident_gap,
+                 "Failures of one kind in one run (or on one host without a run) this close "
+                 "to each other are one incident in /api/v1/insights (90s, 5m, 1h)")
+      ->envname("DASHCAM_INCIDENT_GAP")
+      ->check(Duration())
+      ->capture_default_str();
+  app.add_option("--stall-after", c.stall_after,
+                 "A run with no line for this long and no finishing line is stalled in "
+                 "/api/v1/runs (90s, 10m, 1h)")
+      ->envname("DASHCAM_STALL_AFTER")
+      ->check(Duration())
+      ->capture_default_str();
+  app.add_option("--run-link", c.run_link,
+                 "URL template of a run's experiment record, shown with runs and incidents; "
+                 "{run.id} is replaced by the run id (e.g. https://mlflow.example/#/runs/{run.id})")
+      ->envname("DASHCAM_RUN_LINK")
       ->capture_default_str();
   app.add_option("--tail-queue-bytes", c.tail_queue_bytes,
                  "Unsent events a live tail client may fall behind by before it is "

@@ -6,7 +6,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 
 namespace dashcam::server {
@@ -29,6 +31,10 @@ struct Config {
   bool no_detectors = false;    // no insight.* fields at ingest (ingest/insight_detectors.h)
   // GET /api/v1/context's source rules (api/context_handler.h).
   std::string context_scope = "host.name+log.file.path,container.id,agent.id,host.name,_index";
+  // Training insights (api/training_options.h): durations like "90s", "5m".
+  std::string incident_gap = "5m";          // events this close fold into one incident
+  std::string stall_after = "10m";          // a run silent this long is stalled
+  std::string run_link;                     // URL template with {run.id}; empty: no links
   std::size_t tail_queue_bytes = 4u << 20;  // unsent live-tail events per client
   std::size_t max_tails = 1000;             // concurrent live tails
   std::uint32_t retention_days = 0;         // drop day partitions older than this; 0: keep
@@ -64,5 +70,9 @@ struct HostPort {
   std::uint16_t port = 0;
 };
 bool SplitHostPort(const std::string& listen, HostPort& out);
+
+// A duration: a whole number followed by ms, s, m, h or d ("90s", "10m");
+// nullopt when it is not one or is not positive.
+std::optional<std::int64_t> ParseDurationMs(std::string_view text);
 
 }  // namespace dashcam::server

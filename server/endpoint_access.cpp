@@ -25,11 +25,13 @@ Access ApiV1Access(const std::vector<std::string>& seg) {
     if (name == "ingest") return Access::kIngest;
     if (name == "status") return Access::kFleetRead;
     if (name == "search" || name == "histogram" || name == "fields" || name == "context" ||
-        name == "export" || name == "tail" || name == "patterns") {
+        name == "export" || name == "tail" || name == "patterns" || name == "insights" ||
+        name == "runs") {
       return Access::kRead;
     }
   }
   if (seg.size() == 4 && seg[2] == "redaction" && seg[3] == "rules") return Access::kRead;
+  if (seg.size() == 5 && seg[2] == "runs" && seg[4] == "metrics") return Access::kRead;
   return Access::kAdmin;
 }
 

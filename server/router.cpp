@@ -17,9 +17,11 @@
 #include "api/export_handler.h"
 #include "api/fields_handler.h"
 #include "api/histogram_handler.h"
+#include "api/insights_handler.h"
 #include "api/json_pretty.h"
 #include "api/patterns_handler.h"
 #include "api/query_params.h"
+#include "api/runs_handler.h"
 #include "api/scoped_context.h"
 #include "api/tail_handler.h"
 #include "storage/async.h"
@@ -302,6 +304,15 @@ boost::asio::awaitable<api::HttpAnswer> Router::Route(HttpRequest req) {
       co_return co_await api::HandleExport(std::move(req), api_);
     if (seg[2] == "tail" && method == http::verb::get)
       co_return co_await api::HandleTail(std::move(req), api_);
+    if (seg[2] == "insights" && IsRead(method))
+      co_return co_await api::HandleInsights(std::move(req), api_);
+    if (seg[2] == "runs" && IsRead(method))
+      co_return co_await api::HandleRuns(std::move(req), api_);
+  }
+  if (seg.size() == 5 && seg[0] == "api" && seg[1] == "v1" && seg[2] == "runs" &&
+      seg[4] == "metrics" && IsRead(method)) {
+    std::string run = seg[3];
+    co_return co_await api::HandleRunMetrics(std::move(req), std::move(run), api_);
   }
   if (seg.size() == 4 && seg[0] == "api" && seg[1] == "v1" && seg[2] == "redaction" &&
       seg[3] == "rules" && IsRead(method)) {

@@ -17,6 +17,9 @@
 //   GET  /api/v1/context        an event's neighbours in its source (api/context_handler.h)
 //   GET  /api/v1/export         every match, streamed (ndjson, csv, text)
 //   GET  /api/v1/tail           new matches as they are committed (SSE, text)
+//   GET  /api/v1/insights       failures folded into incidents (api/insights_handler.h)
+//   GET  /api/v1/runs           training runs and their status (api/runs_handler.h)
+//   GET  /api/v1/runs/{id}/metrics  a run's train.* series (api/runs_handler.h)
 //   GET  /api/v1/redaction/rules  the redaction rules in force
 //   GET|POST /_search, /{index}/_search, /_count, /{index}/_count
 //                               Elasticsearch search API (api/es_search.h)

@@ -281,6 +281,9 @@ int RunServer(const Config& config, const Log& log) {
   }
   api_ctx.context_scopes = std::move(std::get<0>(scopes));
   api_ctx.tails = &tails;
+  api_ctx.training.incident_gap_ms = ParseDurationMs(config.incident_gap).value_or(5 * 60'000);
+  api_ctx.training.stall_after_ms = ParseDurationMs(config.stall_after).value_or(10 * 60'000);
+  api_ctx.training.run_link = config.run_link;
   ingest::BeatsMetrics beats_metrics;
   std::unique_ptr<AuthGate> auth;
   if (keys) {

@@ -52,6 +52,36 @@ struct CommitNotice {
 };
 using CommitObserver = std::function<void(const CommitNotice&)>;
 
+// A group of events (Record::group: for dashcam, a training run) as the
+// partitions' rollups know it (partition.h), merged over the partitions
+// (UTC days) that overlap the requested range: first = the oldest of their
+// first times, last = the newest of their last times, events summed, ended =
+// the newest closing time. So counts cover whole days, not just the range.
+struct GroupSummary {
+  std::string key;
+  TimeMs first = 0;
+  TimeMs last = 0;
+  std::uint64_t events = 0;
+  std::optional<TimeMs> ended;  // nullopt: no closing event (Record::group_end)
+};
+
+struct GroupsRequest {
+  // Groups whose [first, last] span in some partition overlaps [from, to).
+  TimeMs from = kMinEventTime;
+  TimeMs to = kMaxEventTime;
+  std::size_t limit = 100;  // groups returned, newest `last` first
+  // The event field whose value is the group key. Only views that must check
+  // groups event by event use it (FilteredEventStore: a group is shown with
+  // the counts of its visible events, or not at all).
+  std::string group_field;
+  Clock::time_point deadline = Clock::time_point::max();
+};
+
+struct GroupsPage {
+  std::vector<GroupSummary> groups;  // newest `last` first
+  bool complete = true;              // false: more groups than `limit` (or than were examined)
+};
+
 class EventStore {
  public:
   using AppendCallback = std::function<void(AppendResult)>;
@@ -116,6 +146,11 @@ class EventStore {
   // older ones and spec.after newer ones, across partitions. The anchor
   // itself is in neither list. NotFound when there is no such anchor.
   virtual Result<Neighbors> FindNeighbors(const SearchRequest& req, const NeighborsSpec& spec) = 0;
+
+  // The groups overlapping [req.from, req.to) (GroupSummary). Blocks like
+  // Search; memory is bounded whatever the number of groups (beyond a
+  // bound, complete is false). DeadlineExceeded past req.deadline.
+  virtual Result<GroupsPage> Groups(const GroupsRequest& req) = 0;
 
   // The times of the oldest and newest stored events; nullopt when empty.
   // DeadlineExceeded past `deadline` (a filtered view searches for them).

@@ -1,6 +1,10 @@
 #include "storage/filtered_event_store.h"
 
+#include <algorithm>
 #include <utility>
+
+#include "storage/exact_value.h"
+#include "storage/partition.h"
 
 namespace dashcam::storage {
 
@@ -129,5 +133,61 @@ std::vector<PartitionInfo> FilteredEventStore::Partitions() {
 }
 
 void FilteredEventStore::Close() {}
+
+namespace {
+// Groups examined one by one at most, and events counted per group at most.
+constexpr std::size_t kMaxGroupChecks = 1000;
+constexpr std::size_t kMaxGroupCount = 1'000'000;
+}  // namespace
+
+Result<GroupsPage> FilteredEventStore::Groups(const GroupsRequest& req) {
+  if (req.group_field.empty()) {
+    return Status::InvalidArgument("groups of a filtered view need the group field");
+  }
+  GroupsRequest all = req;
+  all.limit = std::max(req.limit, kMaxGroupChecks);
+  auto inner = inner_.Groups(all);
+  if (!inner.ok()) return inner.status();
+  GroupsPage out;
+  std::size_t examined = 0;
+  for (const GroupSummary& g : inner->groups) {
+    if (out.groups.size() >= req.limit || examined >= kMaxGroupChecks) {
+      out.complete = false;
+      break;
+    }
+    ++examined;
+    // The visible events of the group, within the span the rollup gives.
+    const query::Node q = Restrict(ExactValueQuery(req.group_field, g.key));
+    SearchRequest s;
+    s.query = &q;
+    s.from = g.first;
+    s.to = g.last + 1;
+    s.limit = 1;
+    s.count_limit = kMaxGroupCount;
+    s.deadline = req.deadline;
+    auto newest = inner_.Search(s);
+    if (!newest.ok()) return newest.status();
+    if (newest->hits.empty()) continue;
+    ScanRequest scan;
+    scan.query = &q;
+    scan.lo = FirstKeyAt(g.first);
+    scan.hi = FirstKeyAt(g.last + 1) - 1;
+    scan.ascending = true;
+    scan.limit = 1;
+    scan.deadline = req.deadline;
+    auto oldest = inner_.Scan(scan);
+    if (!oldest.ok()) return oldest.status();
+    GroupSummary visible = g;
+    visible.last = newest->hits.front().ts_ms;
+    visible.first = oldest->events.empty() ? visible.last : oldest->events.front().ts_ms;
+    visible.events = newest->total;
+    out.groups.push_back(std::move(visible));
+  }
+  if (!inner->complete) out.complete = false;
+  std::sort(out.groups.begin(), out.groups.end(), [](const auto& a, const auto& b) {
+    return a.last != b.last ? a.last > b.last : a.key < b.key;
+  });
+  return out;
+}
 
 }  // namespace dashcam::storage

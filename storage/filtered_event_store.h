@@ -8,7 +8,10 @@
 //     revealed either);
 //   FindNeighbors: NotFound when the anchor is outside the filter, and the
 //     neighbours are filtered;
-//   Extent: the oldest and newest matching events' times.
+//   Extent: the oldest and newest matching events' times;
+//   Groups: only groups with a matching event (checked one by one, by
+//     GroupsRequest::group_field, at most 1000 groups), each with the count
+//     and times of its matching events; `ended` is the group's own.
 // Writes (Append), the commit observer and Partitions() pass through: they
 // carry no rows of other callers, and whoever hands out this view decides who
 // may call them (the HTTP layer forbids ingest and fleet-wide status to a
@@ -46,6 +49,7 @@ class FilteredEventStore final : public EventStore {
   Result<FieldsSummary> SummarizeFields(const SearchRequest& req, const FieldsSpec& spec) override;
   Result<Neighbors> FindNeighbors(const SearchRequest& req, const NeighborsSpec& spec) override;
   Result<std::optional<TimeExtent>> Extent(Clock::time_point deadline) override;
+  Result<GroupsPage> Groups(const GroupsRequest& req) override;
   std::vector<PartitionInfo> Partitions() override;
   void Close() override;
 

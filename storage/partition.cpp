@@ -55,6 +55,17 @@ INSERT INTO level_minutes(minute, level, n)
   SELECT second / 60, level, sum(n) FROM level_seconds GROUP BY 1, 2;
 )sql";
 
+// Since version 4: the per-group rollup (partition.h). Events written before
+// had no group, so there is nothing to backfill.
+constexpr const char* kGroupsSql = R"sql(
+CREATE TABLE IF NOT EXISTS groups(
+  key TEXT PRIMARY KEY,
+  first_ms INTEGER NOT NULL,
+  last_ms INTEGER NOT NULL,
+  events INTEGER NOT NULL,
+  ended_ms INTEGER) WITHOUT ROWID;
+)sql";
+
 Status Pragmas(Db& db, const PartitionOptions& opts) {
   if (auto s = db.Exec("PRAGMA journal_mode=WAL"); !s.ok()) return s;
   const char* sync = opts.sync == SyncMode::kFull ? "FULL" : "NORMAL";
@@ -105,6 +116,7 @@ Status InitPartitionSchema(Db& db, std::int64_t day) {
     if (s.ok()) s = BackfillVocabulary(db);
   }
   if (s.ok()) s = db.Exec(kLevelCountsSql);  // (re)built from the events table
+  if (s.ok()) s = db.Exec(kGroupsSql);
   if (s.ok()) {
     s =
         db.Exec(fmt::format("INSERT OR REPLACE INTO meta VALUES('day','{}');"
@@ -193,6 +205,13 @@ Status PartitionWriter::Prepare() {
       {&add_level_minute_,
        "INSERT INTO level_minutes(minute, level, n) VALUES(?1,?2,?3) "
        "ON CONFLICT(minute, level) DO UPDATE SET n = n + excluded.n"},
+      // max() of SQLite returns NULL when an argument is NULL, hence coalesce.
+      {&add_group_,
+       "INSERT INTO groups(key, first_ms, last_ms, events, ended_ms) VALUES(?1,?2,?3,?4,?5) "
+       "ON CONFLICT(key) DO UPDATE SET first_ms = min(first_ms, excluded.first_ms), "
+       "last_ms = max(last_ms, excluded.last_ms), events = events + excluded.events, "
+       "ended_ms = max(coalesce(ended_ms, excluded.ended_ms), "
+       "coalesce(excluded.ended_ms, ended_ms))"},
   };
   for (const Item& it : items) {
     auto stmt = db_.Prepare(it.sql, /*persistent=*/true);
@@ -304,6 +323,7 @@ Result<RecordOutcome> PartitionWriter::WriteOne(const Record& r, EventKey key) {
   rc = insert_fts_.Step();
   insert_fts_.Reset();
   if (rc != SQLITE_DONE) return db_.Check(rc, "insert fts");
+  if (!r.group.empty()) NoteGroup(r, /*counts=*/!replaced);
   return replaced ? RecordOutcome::kUpdated : RecordOutcome::kCreated;
 }
 
@@ -312,6 +332,7 @@ Status PartitionWriter::Write(std::span<const Record* const> records,
   if (auto s = ApplyTestQuota(); !s.ok()) return s;
   if (auto s = db_.Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
   level_second_deltas_.clear();
+  group_deltas_.clear();
   Status failure;
   for (std::size_t i = 0; i < records.size() && failure.ok(); ++i) {
     auto key = NextKey(records[i]->ts_ms);
@@ -329,6 +350,7 @@ Status PartitionWriter::Write(std::span<const Record* const> records,
   }
   if (failure.ok()) failure = StoreVocabulary();
   if (failure.ok()) failure = FlushLevelCounts();
+  if (failure.ok()) failure = FlushGroups();
   if (failure.ok()) failure = db_.Exec("COMMIT");
   if (failure.ok()) vocab_.Committed();
   if (!failure.ok()) {
@@ -366,6 +388,36 @@ Status PartitionWriter::FlushLevelCounts() {
     }
   }
   level_second_deltas_.clear();
+  return Status::Ok();
+}
+
+void PartitionWriter::NoteGroup(const Record& r, bool counts) {
+  auto it = group_deltas_.find(r.group);
+  if (it == group_deltas_.end()) {
+    it = group_deltas_.emplace(r.group, GroupDelta{r.ts_ms, r.ts_ms, 0, std::nullopt}).first;
+  }
+  GroupDelta& d = it->second;
+  d.first = std::min(d.first, r.ts_ms);
+  d.last = std::max(d.last, r.ts_ms);
+  if (counts) ++d.events;
+  if (r.group_end) d.ended = std::max(d.ended.value_or(r.ts_ms), r.ts_ms);
+}
+
+Status PartitionWriter::FlushGroups() {
+  for (const auto& [key, d] : group_deltas_) {
+    add_group_.BindStatic(1, key);
+    add_group_.Bind(2, d.first);
+    add_group_.Bind(3, d.last);
+    add_group_.Bind(4, d.events);
+    if (d.ended)
+      add_group_.Bind(5, *d.ended);
+    else
+      add_group_.BindNull(5);
+    const int rc = add_group_.Step();
+    add_group_.Reset();
+    if (rc != SQLITE_DONE) return db_.Check(rc, "groups");
+  }
+  group_deltas_.clear();
   return Status::Ok();
 }
 

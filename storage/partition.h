@@ -6,9 +6,10 @@
 // so "newest first" is a reverse walk of the rowid B-tree or FTS5 doclist, a
 // time range is a rowid range, and the key alone names the partition.
 //
-// Schema (user_version 3; older files are upgraded when opened for writing,
+// Schema (user_version 4; older files are upgraded when opened for writing,
 // which SqliteStore::Open does for every partition: `vocab` is built from the
-// FTS index and the level counts from the events table):
+// FTS index, the level counts from the events table, and `groups` starts
+// empty since older events have no group):
 //   events(key INTEGER PRIMARY KEY, level TEXT, idx TEXT, doc_id TEXT, source BLOB)
 //       one row per live event; `source` is the stored document.
 //   events_doc_id: UNIQUE index on doc_id WHERE doc_id IS NOT NULL.
@@ -29,6 +30,13 @@
 //       they always agree: whatever inserts or deletes events rows must
 //       update both. They answer histograms of all events without reading
 //       the events (minutes for long ranges, seconds for short ones).
+//   groups(key TEXT PRIMARY KEY, first_ms INTEGER, last_ms INTEGER, events
+//       INTEGER, ended_ms INTEGER NULL) WITHOUT ROWID (since user_version 4):
+//       per Record::group (a training run), the event times of its oldest
+//       and newest events in this file, how many events were written to it,
+//       and the time of its newest closing event (Record::group_end; NULL:
+//       none). Kept in the same transaction as the events table. A
+//       replacement (same doc_id) updates the times but does not count again.
 //   FTS5 settings: automerge=16 and hashsize=16 MiB (measured: 1.7x the insert
 //   rate of the defaults on training logs, 20k-event transactions).
 //
@@ -39,6 +47,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -59,7 +68,7 @@ inline constexpr TimeMs KeyTime(EventKey k) {
 }
 
 // The user_version of the schema above.
-inline constexpr int kPartitionSchemaVersion = 3;
+inline constexpr int kPartitionSchemaVersion = 4;
 
 enum class SyncMode { kNormal, kFull };
 
@@ -103,13 +112,15 @@ class PartitionWriter {
   Result<RecordOutcome> WriteOne(const Record& r, EventKey key);
   Status ReplaceExisting(const Record& r, bool& replaced);
   Status FlushLevelCounts();
+  Status FlushGroups();
+  void NoteGroup(const Record& r, bool counts);
 
   VocabularyCollector vocab_;  // before db_: the tokenizer uses it until db_ closes
   Db db_;
   std::int64_t day_ = 0;
   std::string test_quota_file_;
   Stmt insert_event_, insert_fts_, max_key_, find_doc_, delete_event_, insert_replaced_,
-      insert_vocab_, add_level_second_, add_level_minute_;
+      insert_vocab_, add_level_second_, add_level_minute_, add_group_;
   Status LoadHighestKey();
 
   std::unordered_map<TimeMs, std::uint32_t> next_seq_;  // cache of NextKey
@@ -118,6 +129,13 @@ class PartitionWriter {
   // Changes to level_seconds (and so level_minutes) by the transaction being
   // written: (second, level) -> delta.
   std::map<std::pair<std::int64_t, std::string>, std::int64_t> level_second_deltas_;
+  // Changes to `groups` by the transaction being written, by group key.
+  struct GroupDelta {
+    TimeMs first = 0, last = 0;
+    std::int64_t events = 0;
+    std::optional<TimeMs> ended;
+  };
+  std::map<std::string, GroupDelta, std::less<>> group_deltas_;
 };
 
 class PartitionReader {

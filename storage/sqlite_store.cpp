@@ -1030,4 +1030,54 @@ Result<std::optional<TimeExtent>> SqliteStore::Extent(Clock::time_point /*deadli
   return std::optional<TimeExtent>(TimeExtent{KeyTime(**first), KeyTime(**last)});
 }
 
+// Merged groups beyond this many are not tracked (GroupsPage::complete).
+constexpr std::size_t kMaxTrackedGroups = 100'000;
+
+Result<GroupsPage> SqliteStore::Groups(const GroupsRequest& req) {
+  Lease lease = LeaseReaders();
+  GroupsPage page;
+  std::unordered_map<std::string, GroupSummary> merged;
+  for (std::int64_t day : partitions_.DaysOverlapping(req.from, req.to)) {
+    auto reader = lease->For(day);
+    if (!reader.ok()) return reader.status();
+    DeadlineGuard guard((*reader)->db(), req.deadline);
+    auto stmt = (*reader)->Statement(
+        "SELECT key, first_ms, last_ms, events, ended_ms FROM groups "
+        "WHERE last_ms >= ?1 AND first_ms < ?2");
+    if (!stmt.ok()) return stmt.status();
+    Stmt& st = **stmt;
+    st.Bind(1, req.from);
+    st.Bind(2, req.to);
+    int rc;
+    while ((rc = st.Step()) == SQLITE_ROW) {
+      std::string key(st.Text(0));
+      auto it = merged.find(key);
+      if (it == merged.end()) {
+        if (merged.size() >= kMaxTrackedGroups) {
+          page.complete = false;
+          continue;
+        }
+        it = merged.emplace(key, GroupSummary{key, st.Int(1), st.Int(2), 0, std::nullopt}).first;
+      }
+      GroupSummary& g = it->second;
+      g.first = std::min<TimeMs>(g.first, st.Int(1));
+      g.last = std::max<TimeMs>(g.last, st.Int(2));
+      g.events += static_cast<std::uint64_t>(std::max<std::int64_t>(st.Int(3), 0));
+      if (!st.IsNull(4)) g.ended = std::max<TimeMs>(g.ended.value_or(st.Int(4)), st.Int(4));
+    }
+    st.Reset();
+    if (rc != SQLITE_DONE) return SqliteStatus(rc, (*reader)->db(), "groups");
+  }
+  page.groups.reserve(merged.size());
+  for (auto& [key, g] : merged) page.groups.push_back(std::move(g));
+  std::sort(page.groups.begin(), page.groups.end(), [](const auto& a, const auto& b) {
+    return a.last != b.last ? a.last > b.last : a.key < b.key;
+  });
+  if (page.groups.size() > req.limit) {
+    page.groups.resize(req.limit);
+    page.complete = false;
+  }
+  return page;
+}
+
 }  // namespace dashcam::storage

@@ -53,6 +53,7 @@ class SqliteStore final : public EventStore {
   Result<FieldsSummary> SummarizeFields(const SearchRequest& req, const FieldsSpec& spec) override;
   Result<Neighbors> FindNeighbors(const SearchRequest& req, const NeighborsSpec& spec) override;
   Result<std::optional<TimeExtent>> Extent(Clock::time_point deadline) override;
+  Result<GroupsPage> Groups(const GroupsRequest& req) override;
   std::vector<PartitionInfo> Partitions() override;
   RetentionStatus Retention() override;
   void Close() override;

@@ -155,7 +155,7 @@ TEST_F(SqliteStoreExplorationTest, VersionOnePartitionsAreUpgradedWhenOpened) {
                            "SELECT (key >> 20) / 60000, level, count(*) FROM events "
                            "GROUP BY 1, 2"));
   EXPECT_EQ(Query(kDay, "SELECT 0, '', user_version FROM pragma_user_version"),
-            (Rows{{{0, ""}, 3}}));
+            (Rows{{{0, ""}, kPartitionSchemaVersion}}));
   HistogramSpec spec;
   spec.interval = 60'000;
   spec.split_field = kLevelSplit;

@@ -1,0 +1,19 @@
+// ExactValueQuery: a query matching the events whose `field` has a string
+// value equal to `value` byte for byte. A field term (query_ast.h) matches
+// token sequences, so `run.id:r-42` would also match "r-42-b"; this is an
+// anchored regex instead, which the FTS prefilter (regex_prefilter.h) still
+// narrows by the value's tokens.
+//
+// Thread-safety: a pure function.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "storage/query_ast.h"
+
+namespace dashcam::storage {
+
+query::Node ExactValueQuery(std::string field, std::string_view value);
+
+}  // namespace dashcam::storage
