@@ -5,11 +5,12 @@
 // run's external link and "First event in context" (ctx.openContext on the
 // incident's first event: the context dialog needs only its _id).
 //
-// Hidden while there is nothing to show: no incidents, an error, or a
-// server without the endpoint (a 404 stops the asking until a reload).
+// Hidden while there is nothing to show: no incidents, or a server without
+// the endpoint (a 404 stops the asking until a reload); another error is a
+// one-line note with a retry.
 // ctx.setInsights(nodes) shows the section with those nodes (null/[] hides
 // it). Everything in a card comes from log data: textContent only.
-import { text } from "./api.js";
+import { errorReason, text } from "./api.js";
 import { formatTime, utcTitle } from "./hit_row.js";
 import { isNewSearch, queryParams } from "./store.js";
 
@@ -134,8 +135,19 @@ export function mountInsights(ctx) {
     if (!result || controller !== my) return;
     if (result.status === 404) available = false;
     const incidents = result.body?.incidents;
+    if (result.status === 404 || result.status === 401) {
+      if (result.status === 404) setInsights(null);
+      return;
+    }
     if (!result.ok || !Array.isArray(incidents)) {
-      if (result.status !== 401) setInsights(null);
+      // Say so (a timeout on a wide range, say): an empty panel would read
+      // as "no incidents".
+      const note = el("p", "view-state error", `Incidents unavailable: ${errorReason(result)} `);
+      const retry = el("button", "chip-button", "Retry");
+      retry.type = "button";
+      retry.addEventListener("click", () => load(store.get()));
+      note.append(retry);
+      setInsights(note);
       return;
     }
     // Newest first, as the contract says (kept here too: the order is the point).
