@@ -1,9 +1,10 @@
-// The results area's tabs (#view-tabs): Hits | Patterns, each a panel of
-// index.html (#view-hits, #view-patterns). The open one is
+// The results area's tabs (#view-tabs): Hits | Runs | Patterns, each a panel
+// of index.html (#view-hits, #view-runs, #view-patterns). The open one is
 // state.view ("" = hits), pushed to history so back returns to the last
 // view. ←/→ move between tabs (the ARIA tabs pattern); Tab goes into the
 // panel. The panels' modules load when their view opens (they subscribe).
-const VIEWS = [["", "Hits", "view-hits"], ["patterns", "Patterns", "view-patterns"]];
+const VIEWS = [["", "Hits", "view-hits"], ["runs", "Runs", "view-runs"],
+               ["patterns", "Patterns", "view-patterns"]];
 
 export function mountViews({ store }) {
   const bar = document.getElementById("view-tabs");
