@@ -2,10 +2,11 @@
 // /api/v1/insights, on training_corpus.mjs: the burst of CUDA OOM lines
 // across 4 hosts and 8 ranks of run r-oom is one card (×8, 4 hosts, 8
 // ranks), newest first after the later r-xss incident; its explanation and
-// fixes are collapsed until asked for; "First event in context" opens the
-// context dialog on the burst's first line ([rank0] on gpu-node-01); a
-// message carrying markup renders as text; a search without incidents
-// hides the panel; the panel works at 820 px. Screenshot: the panel.
+// fixes are collapsed until asked for; the run's record is linked
+// (--run-link); "First event in context" opens the context dialog on the
+// burst's first line ([rank0] on gpu-node-01); a message carrying markup
+// renders as text; a search without incidents hides the panel; the panel
+// works at 820 px. Screenshot: the panel.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ingest, run, waitUntil } from './harness.mjs';
@@ -14,7 +15,7 @@ import { XSS, trainingCorpus } from './training_corpus.mjs';
 const shotDir = process.env.DASHCAM_SCREENSHOT_DIR || join(process.cwd(), 'web-screenshots');
 
 run(async (t) => {
-  const server = await t.startDashcam();
+  const server = await t.startDashcam({ args: ['--run-link', 'https://wandb.example/runs/{run.id}'] });
   const now = Date.now();
   await ingest(server, trainingCorpus(now), { index: 'fleet' });
   const browser = await t.launchBrowser();
@@ -48,6 +49,8 @@ run(async (t) => {
   t.check('the explanation opens from the keyboard, with the extracted numbers',
           await why.evaluate((d) => d.open) && /2\.1/.test(explanation), explanation);
   t.check('fixes are listed', (await why.locator('.incident-fixes li').count()) > 0);
+  t.check('the run\'s record is linked (--run-link)',
+          await oom.locator('a.run-link').getAttribute('href') === 'https://wandb.example/runs/r-oom');
 
   // Screenshot with the explanation open.
   mkdirSync(shotDir, { recursive: true });
