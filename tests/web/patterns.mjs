@@ -4,10 +4,12 @@
 // masks styled as placeholders, a sparkline per template, "new" on all but
 // the heartbeat (also logged the hour before); a message with markup stays
 // text; clicking the checkpoint template goes back to the hits, narrowed to
-// its lines, and back returns to the patterns. Screenshot: the tab.
+// its lines, and back returns to the patterns; placeholders and badges are
+// AA in both themes. Screenshot: the tab.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { hitMessages, ingest, run, waitUntil } from './harness.mjs';
+import { contrasts } from './contrast.mjs';
 import { trainingCorpus } from './training_corpus.mjs';
 
 const shotDir = process.env.DASHCAM_SCREENSHOT_DIR || join(process.cwd(), 'web-screenshots');
@@ -48,6 +50,11 @@ run(async (t) => {
           heartbeat && heartbeat.count === 6 && !heartbeat.isNew && steps.isNew, JSON.stringify(heartbeat));
   t.check('a template with markup renders as text', await page.locator('#injected').count() === 0 &&
           !!find(/<img src=x/) && await page.evaluate(() => window.__xss === undefined));
+  for (const scheme of ['dark', 'light']) {
+    await page.emulateMedia({ colorScheme: scheme });
+    const low = (await contrasts(page, '.placeholder, .pattern-new')).filter((c) => c.ratio < 4.5);
+    t.check(`placeholders and "new" badges are AA in the ${scheme} theme`, low.length === 0, JSON.stringify(low));
+  }
   mkdirSync(shotDir, { recursive: true });
   const shot = join(shotDir, 'patterns-tab.png');
   await page.screenshot({ path: shot });

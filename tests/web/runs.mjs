@@ -6,10 +6,12 @@
 // (keyboard) draws its loss curve with one point per logged step and a
 // marker at its OOM incident, its values walked with ←/→; grad_norm
 // likewise; a metric it never logged is an empty state; back returns to
-// the list; nothing overflows at 820 px. Screenshot: the runs view.
+// the list; nothing overflows at 820 px; badges are AA in light and dark.
+// Screenshots: the runs view, and dark at 820 px.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ingest, run, waitUntil } from './harness.mjs';
+import { contrasts } from './contrast.mjs';
 import { STEPS, trainingCorpus } from './training_corpus.mjs';
 
 const shotDir = process.env.DASHCAM_SCREENSHOT_DIR || join(process.cwd(), 'web-screenshots');
@@ -76,6 +78,18 @@ run(async (t) => {
   await page.setViewportSize({ width: 820, height: 800 });
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
   t.check('at 820 px nothing overflows sideways', overflow <= 0, `${overflow}px`);
+
+  // Badges keep AA contrast in both themes; the dark one at 820 px is shown.
+  for (const scheme of ['light', 'dark']) {
+    await page.emulateMedia({ colorScheme: scheme });
+    const low = (await contrasts(page, '.run-status, .incident-severity')).filter((c) => c.ratio < 4.5);
+    t.check(`status and severity badges are AA in the ${scheme} theme`, low.length === 0, JSON.stringify(low));
+  }
+  await page.locator('.run-row[data-run="r-oom"] .run-id').click();
+  await page.locator('#view-runs .line-chart path.series').waitFor();
+  const dark = join(shotDir, 'runs-view-dark-820px.png');
+  await page.locator('#view-runs').screenshot({ path: dark });
+  console.log(`screenshot: ${dark}`);
 
   t.check('no uncaught error', seen.errors.length === 0, JSON.stringify(seen.errors));
   t.check('no CSP violation', seen.cspViolations.length === 0, JSON.stringify(seen.cspViolations));
