@@ -4,7 +4,8 @@
 // ranks), newest first after the later r-xss incident; its explanation and
 // fixes are collapsed until asked for; the run's record is linked
 // (--run-link); "First event in context" opens the context dialog on the
-// burst's first line ([rank0] on gpu-node-01); a message carrying markup
+// burst's first line ([rank0] on gpu-node-01), "Run's curves" the Runs
+// view on r-oom (back returns); a message carrying markup
 // renders as text; a search without incidents hides the panel; the panel
 // works at 820 px. Screenshot: the panel.
 import { mkdirSync } from 'node:fs';
@@ -77,6 +78,15 @@ run(async (t) => {
           await page.locator('#injected').count() === 0 &&
           await page.evaluate(() => window.__xss === undefined) &&
           (await cards.nth(0).textContent()).includes('r-xss'));
+
+  // "Run's curves": the Runs view on the incident's run.
+  await oom.locator('.incident-run').click();
+  await page.locator('#view-runs .line-chart path.series').waitFor();
+  t.check('"Run\'s curves" opens the Runs view on the incident\'s run',
+          /view=runs/.test(page.url()) && /run=r-oom/.test(page.url()) &&
+          await page.locator('.run-row[aria-selected="true"]').getAttribute('data-run') === 'r-oom');
+  await page.goBack();
+  await page.locator('#view-hits').waitFor();
 
   // Narrow: the card stays within the page.
   await page.setViewportSize({ width: 820, height: 800 });

@@ -1,9 +1,10 @@
 // The insights panel (#insights): the incidents of the current search
 // (GET /api/v1/insights with its q/from/to, {incidents: [...]}, newest
 // first), one compact card each: severity, title, count, first/last seen,
-// where (hosts, ranks, GPUs), the explanation and fixes (collapsed), the
-// run's external link and "First event in context" (ctx.openContext on the
-// incident's first event: the context dialog needs only its _id).
+// where (hosts, ranks, GPUs), the explanation and fixes (collapsed), "First
+// event in context" (ctx.openContext on the incident's first event: the
+// context dialog needs only its _id), "Run's curves" (the Runs view on its
+// run) and the run's external record.
 //
 // Hidden while there is nothing to show: no incidents, or a server without
 // the endpoint (a 404 stops the asking until a reload); another error is a
@@ -88,6 +89,13 @@ function card(incident, ctx) {
     open.title = text(first.message);
     open.addEventListener("click", () => ctx.openContext?.({ _id: text(first.id), _index: first._index }));
     actions.append(open);
+  }
+  if (incident.run_id != null && text(incident.run_id)) {
+    const show = el("button", "chip-button incident-run", "Run's curves");
+    show.type = "button";
+    show.title = `Open run ${text(incident.run_id)} in the Runs view`;
+    show.addEventListener("click", () => ctx.store.set({ view: "runs", run: text(incident.run_id) }, { push: true }));
+    actions.append(show);
   }
   const link = externalLink(incident.run_link, "Run record ↗");
   if (link) actions.append(link);
