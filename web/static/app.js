@@ -11,11 +11,14 @@ import { mountHistogram } from "./histogram.js";
 import { mountHits } from "./hits.js";
 import { mountInsights } from "./insights.js";
 import { mountKeyPrompt } from "./key_prompt.js";
+import { mountPatterns } from "./patterns.js";
 import { mountQueryBar } from "./query_bar.js";
+import { mountRuns } from "./runs.js";
 import { mountSidebar } from "./sidebar.js";
 import { createStore } from "./store.js";
 import { mountTail } from "./tail.js";
 import { mountTimeRange } from "./time_range.js";
+import { mountViews } from "./views.js";
 
 const statusLine = document.getElementById("status");
 const setStatus = (message) => {
@@ -34,5 +37,8 @@ mountContext(ctx);
 mountHistogram(ctx);
 mountSidebar(ctx);
 mountInsights(ctx);
+mountViews(ctx);
+mountRuns(ctx);
+mountPatterns(ctx);
 mountTail(ctx);
 mountExport(ctx);

@@ -9,6 +9,9 @@
 //   by     the histogram's split field ("" = by level)
 //   value  the histogram's numeric series ("avg:gpu_util"; "" = counts)
 //   hit    the _id of the expanded hit ("" = none)
+//   view   what the results area shows: "" hits, "runs" or "patterns"
+//   run    the run selected in the runs view ("" = none)
+//   metric the run's metric drawn ("" = loss)
 //
 // store.set(patch, {push}) changes some keys: with push a new history entry
 // (a new search, a zoom), else the current entry is replaced (a toggle). A
@@ -24,6 +27,9 @@ export const DEFAULTS = Object.freeze({
   by: "",
   value: "",
   hit: "",
+  view: "",
+  run: "",
+  metric: "",
 });
 const KEYS = Object.keys(DEFAULTS);
 
