@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "storage/attrs_codec.h"
 #include "storage/json_text.h"
 
 namespace dashcam::ingest {
@@ -26,6 +27,13 @@ bool IsInsightName(std::string_view name) {
 // plain text, or any \u00XX escape that could spell it.
 bool MayNameInsight(std::string_view json) {
   return json.find(kInsight) != std::string_view::npos ||
+         json.find("\\u00") != std::string_view::npos;
+}
+
+// Whether the document may have a top-level `run` member (that the fields
+// do not show: null, an empty object or array, an escaped name).
+bool MayNameRun(std::string_view json) {
+  return json.find("\"run\"") != std::string_view::npos ||
          json.find("\\u00") != std::string_view::npos;
 }
 
@@ -63,8 +71,8 @@ std::string InsightJson(const Insight& insight) {
 }  // namespace
 
 DocumentParser::DocumentParser(DocumentLimits limits, const Redactor* redactor,
-                               const InsightDetectors* detectors)
-    : reader_(limits), redactor_(redactor), detectors_(detectors) {
+                               const InsightDetectors* detectors, TrainingAnomalies* anomalies)
+    : reader_(limits), redactor_(redactor), detectors_(detectors), anomalies_(anomalies) {
   if (redactor_) doc_redactor_ = std::make_unique<DocumentRedactor>(*redactor_, limits.max_depth);
 }
 
@@ -112,7 +120,9 @@ void DocumentParser::AddInsight(std::string_view json, std::size_t capacity, sto
       break;
     }
   }
-  if (!detectors_->Detect(rec.message, error_message, insight_)) return;
+  const bool detected = detectors_->Detect(rec.message, error_message, insight_);
+  const bool anomaly = AddTraining(json, detected, rec);
+  if (!detected && !anomaly) return;
   rec.fields.push_back({"insight.kind", storage::Field::Type::kString, std::string(insight_.kind)});
   rec.fields.push_back(
       {"insight.severity", storage::Field::Type::kString, std::string(insight_.severity)});
@@ -120,6 +130,55 @@ void DocumentParser::AddInsight(std::string_view json, std::size_t capacity, sto
     rec.fields.push_back({"insight." + f.name, f.type, f.text, f.number});
   }
   AppendMember(rec.source, InsightJson(insight_));
+}
+
+bool DocumentParser::AddTraining(std::string_view json, bool has_kind, storage::Record& rec) {
+  metrics_.Clear();
+  TakeStructuredMetrics(rec.fields, metrics_);
+  ExtractTrainMetrics(rec.message, metrics_);
+  const RunIdentity run = DeriveRunIdentity(rec.message, rec.fields);
+  for (std::size_t i = 0; i < kTrainMetricCount; ++i) {
+    const auto m = static_cast<TrainMetric>(i);
+    if (!metrics_.Has(m) || metrics_.Sent(m)) continue;
+    const double v = metrics_.Get(m);
+    rec.fields.push_back({"train." + std::string(TrainMetricName(m)), storage::Field::Type::kNumber,
+                          storage::CanonicalDouble(v), v});
+  }
+  std::string run_json;  // the members of a `run` object for the source
+  auto member = [&run_json](std::string_view name) {
+    if (!run_json.empty()) run_json.push_back(',');
+    AppendJsonString(run_json, name);
+    run_json.push_back(':');
+  };
+  if (!run.id.empty()) {
+    rec.group = run.id;
+    rec.group_end = run.finished;
+    if (!run.id_sent) {
+      rec.fields.push_back({"run.id", storage::Field::Type::kString, run.id});
+      member("id");
+      AppendJsonString(run_json, run.id);
+    }
+  }
+  if (run.rank && !run.rank_sent) {
+    const std::string text = storage::CanonicalDouble(*run.rank);
+    rec.fields.push_back({"run.rank", storage::Field::Type::kNumber, text, *run.rank});
+    member("rank");
+    run_json += text;
+  }
+  if (run.finished && !run.end_sent) {
+    rec.fields.push_back({"run.end", storage::Field::Type::kString, "finished"});
+    member("end");
+    AppendJsonString(run_json, "finished");
+  }
+  if (!run_json.empty() && !run.any_run_field && !MayNameRun(json)) {
+    run_json.insert(0, "\"run\":{");
+    run_json.push_back('}');
+    AppendMember(rec.source, run_json);
+  }
+  // Observed even when a pattern found a kind, so that the run's history is whole.
+  if (!anomalies_ || !anomalies_->Observe(run.id, metrics_, anomaly_) || has_kind) return false;
+  std::swap(insight_, anomaly_);
+  return true;
 }
 
 // Rebuilds the source without a client's top-level `insight` members; the
@@ -184,7 +243,7 @@ ParserPool::Lease ParserPool::Acquire() {
       idle_.pop_back();
     }
   }
-  if (!p) p = std::make_unique<DocumentParser>(limits_, redactor_, detectors_);
+  if (!p) p = std::make_unique<DocumentParser>(limits_, redactor_, detectors_, anomalies_);
   return Lease(*this, std::move(p));
 }
 
