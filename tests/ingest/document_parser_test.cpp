@@ -295,7 +295,7 @@ TEST(DocumentParserTest, MetricsAndRunBecomeFieldsAndRunObject) {
       R"("log":{"file":{"path":"/runs/a.log"}}})");
   EXPECT_EQ(Fields(r),
             (std::vector<std::string>{"host.name=s:gpu-7", "log.file.path=s:/runs/a.log",
-                                      "train.loss=n:0.43", "train.lr=n:0.0001", "train.step=n:1200",
+                                      "train.loss=n:0.43", "train.lr=n:1e-04", "train.step=n:1200",
                                       "run.id=s:gpu-7:/runs/a.log", "run.rank=n:3"}));
   EXPECT_EQ(r.group, "gpu-7:/runs/a.log");
   EXPECT_FALSE(r.group_end);

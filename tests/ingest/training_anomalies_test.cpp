@@ -27,6 +27,13 @@ TrainMetrics Grad(double v) {
   return m;
 }
 
+// "r<i>" (appended, not operator+: GCC 12 warns wrongly on the latter).
+std::string RunName(int i) {
+  std::string s = "r";
+  s += std::to_string(i);
+  return s;
+}
+
 double Fact(const Insight& i, std::string_view name) {
   for (const auto& f : i.facts) {
     if (f.name == name) return f.number;
@@ -122,12 +129,12 @@ TEST(TrainingAnomaliesTest, RunsAreKeptApart) {
 TEST(TrainingAnomaliesTest, LruBoundsTheRunsKept) {
   TrainingAnomalies a(3);
   EXPECT_EQ(Fires(a, "old", std::vector<double>(30, 1.0)), 0);
-  for (int i = 0; i < 2; ++i) Fires(a, "r" + std::to_string(i), {1.0});
+  for (int i = 0; i < 2; ++i) Fires(a, RunName(i), {1.0});
   EXPECT_EQ(Fires(a, "old", {1.0}), 0);  // touched: now the most recent
   Fires(a, "r2", {1.0});                 // evicts r0, the least recent
   EXPECT_EQ(a.runs(), 3u);
   EXPECT_EQ(Fires(a, "old", {10.0}), 1);  // its history survived
-  for (int i = 3; i < 10; ++i) Fires(a, "r" + std::to_string(i), {1.0});
+  for (int i = 3; i < 10; ++i) Fires(a, RunName(i), {1.0});
   EXPECT_EQ(a.runs(), 3u);
   EXPECT_EQ(Fires(a, "old", {30.0}), 0);  // forgotten: starts again with no history
 }
@@ -139,7 +146,7 @@ TEST(TrainingAnomaliesTest, ConcurrentObserversKeepTheBound) {
     threads.emplace_back([&a, t] {
       Insight out;
       for (int i = 0; i < 2000; ++i) {
-        a.Observe("run-" + std::to_string((i * 7 + t) % 200), Loss(1.0), out);
+        a.Observe(std::to_string((i * 7 + t) % 200), Loss(1.0), out);
       }
     });
   }
