@@ -30,10 +30,18 @@ bool MayNameInsight(std::string_view json) {
          json.find("\\u00") != std::string_view::npos;
 }
 
-// Whether the document may have a top-level `run` member (that the fields
-// do not show: null, an empty object or array, an escaped name).
-bool MayNameRun(std::string_view json) {
-  return json.find("\"run\"") != std::string_view::npos ||
+// Whether the document may have a top-level member `quoted_name` ("\"run\"")
+// that the fields do not show (null, an empty object or array, an escaped
+// name), or a field under that name.
+bool MayHaveMember(std::string_view json, std::string_view quoted_name,
+                   const std::vector<storage::Field>& fields) {
+  const std::string_view name = quoted_name.substr(1, quoted_name.size() - 2);
+  for (const auto& f : fields) {
+    if (f.name.starts_with(name) && (f.name.size() == name.size() || f.name[name.size()] == '.')) {
+      return true;
+    }
+  }
+  return json.find(quoted_name) != std::string_view::npos ||
          json.find("\\u00") != std::string_view::npos;
 }
 
@@ -137,12 +145,28 @@ bool DocumentParser::AddTraining(std::string_view json, bool has_kind, storage::
   TakeStructuredMetrics(rec.fields, metrics_);
   ExtractTrainMetrics(rec.message, metrics_);
   const RunIdentity run = DeriveRunIdentity(rec.message, rec.fields);
+  // Decided before fields are added: whether the client has its own `train` / `run`.
+  const bool own_train = metrics_.present != 0 && MayHaveMember(json, "\"train\"", rec.fields);
+  const bool own_run = run.any_run_field || MayHaveMember(json, "\"run\"", rec.fields);
+  std::string train_json;  // the members of a `train` object for the source
   for (std::size_t i = 0; i < kTrainMetricCount; ++i) {
     const auto m = static_cast<TrainMetric>(i);
     if (!metrics_.Has(m) || metrics_.Sent(m)) continue;
     const double v = metrics_.Get(m);
-    rec.fields.push_back({"train." + std::string(TrainMetricName(m)), storage::Field::Type::kNumber,
-                          storage::CanonicalDouble(v), v});
+    const std::string_view name = TrainMetricName(m);
+    std::string text = storage::CanonicalDouble(v);
+    if (!train_json.empty()) train_json.push_back(',');
+    AppendJsonString(train_json, name);
+    train_json.push_back(':');
+    train_json += text;
+    std::string field = "train.";
+    field += name;
+    rec.fields.push_back({std::move(field), storage::Field::Type::kNumber, std::move(text), v});
+  }
+  if (!train_json.empty() && !own_train) {
+    train_json.insert(0, "\"train\":{");
+    train_json.push_back('}');
+    AppendMember(rec.source, train_json);
   }
   std::string run_json;  // the members of a `run` object for the source
   auto member = [&run_json](std::string_view name) {
@@ -170,7 +194,7 @@ bool DocumentParser::AddTraining(std::string_view json, bool has_kind, storage::
     member("end");
     AppendJsonString(run_json, "finished");
   }
-  if (!run_json.empty() && !run.any_run_field && !MayNameRun(json)) {
+  if (!run_json.empty() && !own_run) {
     run_json.insert(0, "\"run\":{");
     run_json.push_back('}');
     AppendMember(rec.source, run_json);

@@ -30,14 +30,18 @@
 //
 // With detectors, training runs are followed too:
 //   - the metrics of train_metrics.h become number fields `train.<name>`
-//     (not repeated when the client sent `train.<name>`; nothing is added
-//     to the source: the client's document already holds those numbers);
+//     (not repeated when the client sent `train.<name>`), and the source
+//     gets `"train":{"loss":0.43,...}` with them: range and existence
+//     queries read the stored document (storage/row_predicate.h), so a
+//     number that is not in it cannot be found by `train.loss:>10`. A
+//     document with its own top-level `train` is kept as sent (its derived
+//     metrics are then term-searchable only);
 //   - run_identity.h gives `run.id`, `run.rank` and `run.end` fields
 //     (those the client did not send), Record::group = run.id and
 //     Record::group_end for a finishing line; when a run.id, rank or end
 //     was derived and the document has no top-level `run` of its own, the
-//     source gets `"run":{"id":..,"rank":..,"end":"finished"}` (before
-//     `insight`), so API clients reading _source see it;
+//     source gets `"run":{"id":..,"rank":..,"end":"finished"}`;
+//     the order is: the document's members, `train`, `run`, `insight`;
 //   - with TrainingAnomalies, a NaN loss, a loss spike or a grad-norm
 //     explosion becomes the event's insight (nan_loss / loss_spike /
 //     grad_explosion) when no detector pattern already gave it a kind.

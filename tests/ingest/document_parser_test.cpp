@@ -299,8 +299,9 @@ TEST(DocumentParserTest, MetricsAndRunBecomeFieldsAndRunObject) {
                                       "run.id=s:gpu-7:/runs/a.log", "run.rank=n:3"}));
   EXPECT_EQ(r.group, "gpu-7:/runs/a.log");
   EXPECT_FALSE(r.group_end);
-  EXPECT_EQ(r.source.substr(r.source.find(R"(,"run")")),
-            R"(,"run":{"id":"gpu-7:/runs/a.log","rank":3}})");
+  EXPECT_EQ(
+      r.source.substr(r.source.find(R"(,"train")")),
+      R"(,"train":{"loss":0.43,"lr":1e-04,"step":1200},"run":{"id":"gpu-7:/runs/a.log","rank":3}})");
 }
 
 TEST(DocumentParserTest, ClientRunAndTrainFieldsAreKeptNotRepeated) {
@@ -312,7 +313,7 @@ TEST(DocumentParserTest, ClientRunAndTrainFieldsAreKeptNotRepeated) {
                                                  "train.loss=n:0.25", "run.end=s:finished"}));
   EXPECT_EQ(r.group, "r-42");
   EXPECT_TRUE(r.group_end);
-  EXPECT_EQ(r.source, json);  // the client has its own `run`: the source is as sent
+  EXPECT_EQ(r.source, json);  // the client has its own `run` and `train`: the source is as sent
   // A derived id with no run.* field but a `run` the fields do not show.
   const Record n = ParseTraining(R"({"message":"x","run":null,"run_id":"r-7"})");
   EXPECT_EQ(n.group, "r-7");
@@ -332,7 +333,8 @@ TEST(DocumentParserTest, AnomaliesFillTheInsightWhenNoPatternDid) {
             (std::vector<std::string>{"run_id=s:r-1", "train.step=n:3", "run.id=s:r-1",
                                       "insight.kind=s:nan_loss", "insight.severity=s:error",
                                       "insight.value=s:nan"}));
-  EXPECT_EQ(r.source, R"({"message":"step 3 loss=nan","run_id":"r-1","run":{"id":"r-1"},)"
+  EXPECT_EQ(r.source, R"({"message":"step 3 loss=nan","run_id":"r-1","train":{"step":3},)"
+                      R"("run":{"id":"r-1"},)"
                       R"("insight":{"kind":"nan_loss","severity":"error","value":"nan"}})");
   for (int i = 0; i < 25; ++i) {
     r = ParseTraining(R"({"message":"loss=1.0","run_id":"r-1"})", &anomalies);
