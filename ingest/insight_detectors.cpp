@@ -150,7 +150,7 @@ constexpr auto kRules = std::to_array<Rule>({
     // apex / Megatron: "Gradient overflow.  Skipping step, loss scaler 0
     // reducing loss scale to 32768.0".
     {"nan_loss", "warning",
-     R"(Gradient overflow\.\s+Skipping step(?:, loss scaler (?P<scaler>[0-9]+) )"
+     R"(Gradient overflow\.\s+Skipping step(?: [0-9]+)?(?:, loss scaler (?P<scaler>[0-9]+) )"
      R"(reducing loss scale to (?P<loss_scale>[0-9]+))?)"},
 });
 

@@ -3,6 +3,7 @@
 #include <array>
 #include <charconv>
 #include <cstdint>
+#include <cstring>
 
 #include <re2/re2.h>
 
@@ -60,12 +61,15 @@ const RE2& EndPattern() {
 }
 
 // Literals one of which every end line holds: a cheap test before the regex.
+// glibc's memmem is much faster than a find() that stops at every common
+// first letter.
+bool Contains(std::string_view text, std::string_view literal) {
+  return ::memmem(text.data(), text.size(), literal.data(), literal.size()) != nullptr;
+}
+
 bool MayBeEndLine(std::string_view text) {
-  return text.find("omplete") != std::string_view::npos ||
-         text.find("inish") != std::string_view::npos ||
-         text.find("INISH") != std::string_view::npos ||
-         text.find("SUCCEEDED") != std::string_view::npos ||
-         text.find("reached") != std::string_view::npos;
+  return Contains(text, "omplete") || Contains(text, "inish") || Contains(text, "INISH") ||
+         Contains(text, "SUCCEEDED") || Contains(text, "reached");
 }
 
 bool ParseRank(std::string_view s, double& out) {
@@ -117,7 +121,7 @@ std::string DeriveId(std::string_view text, const Seen& seen) {
   for (const Field* f : seen.ids) {
     if (f && IdText(*f, id)) return std::string(id);
   }
-  if (text.find("_ID") != std::string_view::npos) {
+  if (Contains(text, "_ID")) {
     re2::StringPiece cap;
     if (RE2::PartialMatch(text, EnvIdPattern(), &cap) && cap.size() <= kMaxRunIdBytes) {
       return std::string(cap.data(), cap.size());
@@ -156,8 +160,7 @@ RunIdentity DeriveRunIdentity(std::string_view message, const std::vector<Field>
       out.rank = r;
     }
   }
-  if (!out.rank && (text.find("ank") != std::string_view::npos ||
-                    text.find("ANK") != std::string_view::npos)) {
+  if (!out.rank && (Contains(text, "ank") || Contains(text, "ANK"))) {
     re2::StringPiece bracket, assigned;
     double r = 0;
     if (RE2::PartialMatch(text, RankPattern(), &bracket, &assigned)) {

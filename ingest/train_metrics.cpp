@@ -125,18 +125,30 @@ constexpr bool IsWordChar(char c) {
   return IsAlpha(c) || IsDigit(c) || c == '_';
 }
 
-// Which bytes can start an alias (either case): the one lookup a byte costs.
+// For each byte (either case), the aliases that start with it: the one
+// lookup a byte costs, then only those aliases are compared.
 struct StartTable {
-  bool start[256] = {};
+  std::uint8_t count[256] = {};
+  std::uint8_t index[256][16] = {};
   constexpr StartTable() {
-    for (const auto& a : kAliases) {
-      const char c = a.name.front();
-      start[static_cast<unsigned char>(c)] = true;
-      if (c >= 'a' && c <= 'z') start[static_cast<unsigned char>(c - 32)] = true;
+    for (std::size_t a = 0; a < std::size(kAliases); ++a) {
+      const char c = kAliases[a].name.front();
+      Add(static_cast<unsigned char>(c), a);
+      if (c >= 'a' && c <= 'z') Add(static_cast<unsigned char>(c - 32), a);
     }
+  }
+  constexpr void Add(unsigned char c, std::size_t a) {
+    index[c][count[c]++] =
+        static_cast<std::uint8_t>(a);  // 16 per letter at most (static_assert below)
   }
 };
 constexpr StartTable kStarts;
+static_assert([] {
+  for (auto n : StartTable().count) {
+    if (n > 16) return false;
+  }
+  return true;
+}());
 
 bool StartsWithLower(std::string_view text, std::string_view lower_name) {
   if (text.size() < lower_name.size()) return false;
@@ -289,11 +301,13 @@ bool ValueBefore(std::string_view text, std::size_t at, const Alias& alias, doub
   while (begin > 0 && (IsDigit(text[begin - 1]) || text[begin - 1] == '.')) --begin;
   if (begin == end || !IsDigit(text[end - 1])) return false;
   if (begin > 0) {
+    // Only a number standing on its own: after "grad_norm=2.29 tokens/s=1"
+    // the 2.29 is grad_norm's, and "12,345" is not 345.
     const char before = text[begin - 1];
-    if (IsWordChar(before) || before == '.' || before == '-' || before == ':' ||
-        (before == ',' && begin > 1 && IsDigit(text[begin - 2]))) {
-      return false;
-    }
+    const bool alone = before == ' ' || before == '\t' || before == '(' || before == '[' ||
+                       before == '{' || before == '|' ||
+                       (before == ',' && begin > 1 && !IsDigit(text[begin - 2]));
+    if (!alone) return false;
   }
   const std::size_t len = ParseNumber(text.substr(begin, end - begin), v);
   if (len != end - begin) return false;
@@ -321,20 +335,20 @@ void ExtractTrainMetrics(std::string_view text, TrainMetrics& out) {
   text = text.substr(0, kMaxTrainScanBytes);
   const std::size_t n = text.size();
   for (std::size_t i = 0; i < n; ++i) {
-    if (!kStarts.start[static_cast<unsigned char>(text[i])]) continue;
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (kStarts.count[c] == 0) continue;
     // A name starts a word; a digit may precede one that follows its value.
     if (i > 0 && (IsAlpha(text[i - 1]) || text[i - 1] == '_')) continue;
-    const char first = Lower(text[i]);
     const std::string_view rest = text.substr(i);
-    for (const auto& alias : kAliases) {
-      if (alias.name.front() != first || !StartsWithLower(rest, alias.name)) continue;
+    for (std::uint8_t k = 0; k < kStarts.count[c]; ++k) {
+      const Alias& alias = kAliases[kStarts.index[c][k]];
+      if (!StartsWithLower(rest, alias.name)) continue;
       const std::size_t end = i + alias.name.size();
       if (end < n && IsWordChar(text[end]) && IsWordChar(alias.name.back())) continue;
       if ((out.present | out.non_finite) & TrainMetrics::Bit(alias.metric)) continue;
       double v = 0;
-      const bool found =
-          (alias.side != Side::kAfter && ValueBefore(text, i, alias, v)) ||
-          (alias.side != Side::kBefore && ValueAfter(text, end, alias, v));
+      const bool found = (alias.side != Side::kAfter && ValueBefore(text, i, alias, v)) ||
+                         (alias.side != Side::kBefore && ValueAfter(text, end, alias, v));
       if (found) {
         out.Set(alias.metric, v);
         break;

@@ -34,12 +34,15 @@ void TrainingAnomalies::Ring::Push(double v) {
   size = std::min(size + 1, kWindow);
 }
 
-void TrainingAnomalies::Ring::Stats(double& median, double& max) const {
+double TrainingAnomalies::Ring::Max() const {
+  return *std::max_element(values, values + size);
+}
+
+double TrainingAnomalies::Ring::Median() const {
   double sorted[kWindow] = {};
   std::copy(values, values + size, sorted);
   std::nth_element(sorted, sorted + size / 2, sorted + size);
-  median = sorted[size / 2];
-  max = *std::max_element(values, values + size);
+  return sorted[size / 2];
 }
 
 TrainingAnomalies::TrainingAnomalies(std::size_t max_runs)
@@ -65,13 +68,14 @@ TrainingAnomalies::Run& TrainingAnomalies::Touch(std::string_view run_id) {
   return lru_.front();
 }
 
-// Whether `v` jumps far above `ring`'s recent values; then pushes it.
+// Whether `v` jumps far above `ring`'s recent values; then pushes it. The
+// median (a partial sort) is only needed for a value above all the others,
+// which in a steady run is about one line in kWindow.
 bool TrainingAnomalies::Jumps(Ring& ring, double v, double ratio, double& median) {
   bool jump = false;
-  if (ring.size >= kMinValues) {
-    double max = 0;
-    ring.Stats(median, max);
-    jump = median > 0 && v > ratio * median && v > max;
+  if (ring.size >= kMinValues && v > ring.Max()) {
+    median = ring.Median();
+    jump = median > 0 && v > ratio * median;
   }
   ring.Push(v);
   return jump;

@@ -35,7 +35,8 @@
 //
 // Thread-safety: Observe may be called from any number of threads at once
 // (one mutex; the critical section is a hash lookup, a ring push and, for
-// lines that carry a loss or grad norm, a median of <= 50 values).
+// lines that carry a loss or grad norm, a max of <= 50 values; a median
+// only for a value above that max).
 #pragma once
 
 #include <cstddef>
@@ -77,8 +78,9 @@ class TrainingAnomalies {
     std::size_t size = 0;  // values held, <= kWindow
     std::size_t next = 0;  // where the next value goes
     void Push(double v);
-    // The median (upper middle) and the largest value held; REQUIRES size > 0.
-    void Stats(double& median, double& max) const;
+    // The largest value held / the median (upper middle); REQUIRES size > 0.
+    double Max() const;
+    double Median() const;
   };
   struct Run {
     std::string id;

@@ -104,6 +104,9 @@ TEST(TrainMetricsTest, RatesTimesAndMemory) {
   EXPECT_EQ(Extract("tokens_per_sec=98000 step_time=0.52s"),
             (Want{{"tokens_per_s", 98000}, {"step_time", 0.52}}));
   EXPECT_EQ(Extract("step_time: 520ms"), (Want{{"step_time", 0.52}}));
+  // The number before a rate that follows another name's value is not the rate's.
+  EXPECT_EQ(Extract("grad_norm=2.29 tokens/s=20015"),
+            (Want{{"grad_norm", 2.29}, {"tokens_per_s", 20015}}));
   EXPECT_EQ(Extract("GPU_mem: 3.2G"), (Want{{"gpu_mem", std::round(3.2 * 1024 * 1024 * 1024)}}));
   EXPECT_EQ(Extract("gpu_memory=61.5 GiB"), (Want{{"gpu_mem", 61.5 * 1024 * 1024 * 1024}}));
   EXPECT_EQ(Extract("gpu_mem_mb=2048"), (Want{{"gpu_mem", 2048.0 * 1024 * 1024}}));
