@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "storage/attrs_codec.h"
 #include "storage/json_text.h"
 
 namespace dashcam::ingest {
@@ -26,6 +27,21 @@ bool IsInsightName(std::string_view name) {
 // plain text, or any \u00XX escape that could spell it.
 bool MayNameInsight(std::string_view json) {
   return json.find(kInsight) != std::string_view::npos ||
+         json.find("\\u00") != std::string_view::npos;
+}
+
+// Whether the document may have a top-level member `quoted_name` ("\"run\"")
+// that the fields do not show (null, an empty object or array, an escaped
+// name), or a field under that name.
+bool MayHaveMember(std::string_view json, std::string_view quoted_name,
+                   const std::vector<storage::Field>& fields) {
+  const std::string_view name = quoted_name.substr(1, quoted_name.size() - 2);
+  for (const auto& f : fields) {
+    if (f.name.starts_with(name) && (f.name.size() == name.size() || f.name[name.size()] == '.')) {
+      return true;
+    }
+  }
+  return json.find(quoted_name) != std::string_view::npos ||
          json.find("\\u00") != std::string_view::npos;
 }
 
@@ -60,29 +76,11 @@ std::string InsightJson(const Insight& insight) {
   return out;
 }
 
-// TEMPORARY (i8-runs; the i8-train branch replaces this with its run
-// identity): the group of an event is its explicit `run.id` string, and a
-// `run.end` of "finished" closes it. Longer ids are not groups (the rollup's
-// key stays small).
-void SetGroupFromRunId(storage::Record& rec) {
-  constexpr std::size_t kMaxGroupBytes = 256;
-  for (const auto& f : rec.fields) {
-    if (f.type != storage::Field::Type::kString) continue;
-    if (f.name == "run.id" && rec.group.empty() && !f.text.empty() &&
-        f.text.size() <= kMaxGroupBytes) {
-      rec.group = f.text;
-    } else if (f.name == "run.end" && f.text == "finished") {
-      rec.group_end = true;
-    }
-  }
-  if (rec.group.empty()) rec.group_end = false;
-}
-
 }  // namespace
 
 DocumentParser::DocumentParser(DocumentLimits limits, const Redactor* redactor,
-                               const InsightDetectors* detectors)
-    : reader_(limits), redactor_(redactor), detectors_(detectors) {
+                               const InsightDetectors* detectors, TrainingAnomalies* anomalies)
+    : reader_(limits), redactor_(redactor), detectors_(detectors), anomalies_(anomalies) {
   if (redactor_) doc_redactor_ = std::make_unique<DocumentRedactor>(*redactor_, limits.max_depth);
 }
 
@@ -117,7 +115,6 @@ Result<storage::Record> DocumentParser::Parse(std::string_view json, std::size_t
   rec.level = std::move(view_.level).value_or(std::string());
   rec.fields = std::move(view_.fields);
   rec.source = std::string(Trim(json));
-  SetGroupFromRunId(rec);  // TEMPORARY, see above
   if (detectors_) AddInsight(json, capacity, rec);
   return rec;
 }
@@ -131,7 +128,9 @@ void DocumentParser::AddInsight(std::string_view json, std::size_t capacity, sto
       break;
     }
   }
-  if (!detectors_->Detect(rec.message, error_message, insight_)) return;
+  const bool detected = detectors_->Detect(rec.message, error_message, insight_);
+  const bool anomaly = AddTraining(json, detected, rec);
+  if (!detected && !anomaly) return;
   rec.fields.push_back({"insight.kind", storage::Field::Type::kString, std::string(insight_.kind)});
   rec.fields.push_back(
       {"insight.severity", storage::Field::Type::kString, std::string(insight_.severity)});
@@ -139,6 +138,71 @@ void DocumentParser::AddInsight(std::string_view json, std::size_t capacity, sto
     rec.fields.push_back({"insight." + f.name, f.type, f.text, f.number});
   }
   AppendMember(rec.source, InsightJson(insight_));
+}
+
+bool DocumentParser::AddTraining(std::string_view json, bool has_kind, storage::Record& rec) {
+  metrics_.Clear();
+  TakeStructuredMetrics(rec.fields, metrics_);
+  ExtractTrainMetrics(rec.message, metrics_);
+  const RunIdentity run = DeriveRunIdentity(rec.message, rec.fields);
+  // Decided before fields are added: whether the client has its own `train` / `run`.
+  const bool own_train = metrics_.present != 0 && MayHaveMember(json, "\"train\"", rec.fields);
+  const bool own_run = run.any_run_field || MayHaveMember(json, "\"run\"", rec.fields);
+  std::string train_json;  // the members of a `train` object for the source
+  for (std::size_t i = 0; i < kTrainMetricCount; ++i) {
+    const auto m = static_cast<TrainMetric>(i);
+    if (!metrics_.Has(m) || metrics_.Sent(m)) continue;
+    const double v = metrics_.Get(m);
+    const std::string_view name = TrainMetricName(m);
+    std::string text = storage::CanonicalDouble(v);
+    if (!train_json.empty()) train_json.push_back(',');
+    AppendJsonString(train_json, name);
+    train_json.push_back(':');
+    train_json += text;
+    std::string field = "train.";
+    field += name;
+    rec.fields.push_back({std::move(field), storage::Field::Type::kNumber, std::move(text), v});
+  }
+  if (!train_json.empty() && !own_train) {
+    train_json.insert(0, "\"train\":{");
+    train_json.push_back('}');
+    AppendMember(rec.source, train_json);
+  }
+  std::string run_json;  // the members of a `run` object for the source
+  auto member = [&run_json](std::string_view name) {
+    if (!run_json.empty()) run_json.push_back(',');
+    AppendJsonString(run_json, name);
+    run_json.push_back(':');
+  };
+  if (!run.id.empty()) {
+    rec.group = run.id;
+    rec.group_end = run.finished;
+    if (!run.id_sent) {
+      rec.fields.push_back({"run.id", storage::Field::Type::kString, run.id});
+      member("id");
+      AppendJsonString(run_json, run.id);
+    }
+  }
+  if (run.rank && !run.rank_sent) {
+    const std::string text = storage::CanonicalDouble(*run.rank);
+    rec.fields.push_back({"run.rank", storage::Field::Type::kNumber, text, *run.rank});
+    member("rank");
+    run_json += text;
+  }
+  if (run.finished && !run.end_sent) {
+    rec.fields.push_back({"run.end", storage::Field::Type::kString, "finished"});
+    member("end");
+    AppendJsonString(run_json, "finished");
+  }
+  if (!run_json.empty() && !own_run) {
+    run_json.insert(0, "\"run\":{");
+    run_json.push_back('}');
+    AppendMember(rec.source, run_json);
+  }
+  // Observed even when a pattern found a kind, so that the run's history is whole.
+  if (!anomalies_ || !anomalies_->Observe(run.id, metrics_, anomaly_) || has_kind) return false;
+  std::swap(insight_, anomaly_);
+  return true;
 }
 
 // Rebuilds the source without a client's top-level `insight` members; the
@@ -203,7 +267,7 @@ ParserPool::Lease ParserPool::Acquire() {
       idle_.pop_back();
     }
   }
-  if (!p) p = std::make_unique<DocumentParser>(limits_, redactor_, detectors_);
+  if (!p) p = std::make_unique<DocumentParser>(limits_, redactor_, detectors_, anomalies_);
   return Lease(*this, std::move(p));
 }
 

@@ -28,6 +28,24 @@
 // no client can forge or hide the server's verdict. Without detectors the
 // documents are kept as sent, `insight` being an ordinary field.
 //
+// With detectors, training runs are followed too:
+//   - the metrics of train_metrics.h become number fields `train.<name>`
+//     (not repeated when the client sent `train.<name>`), and the source
+//     gets `"train":{"loss":0.43,...}` with them: range and existence
+//     queries read the stored document (storage/row_predicate.h), so a
+//     number that is not in it cannot be found by `train.loss:>10`. A
+//     document with its own top-level `train` is kept as sent (its derived
+//     metrics are then term-searchable only);
+//   - run_identity.h gives `run.id`, `run.rank` and `run.end` fields
+//     (those the client did not send), Record::group = run.id and
+//     Record::group_end for a finishing line; when a run.id, rank or end
+//     was derived and the document has no top-level `run` of its own, the
+//     source gets `"run":{"id":..,"rank":..,"end":"finished"}`;
+//     the order is: the document's members, `train`, `run`, `insight`;
+//   - with TrainingAnomalies, a NaN loss, a loss spike or a grad-norm
+//     explosion becomes the event's insight (nan_loss / loss_spike /
+//     grad_explosion) when no detector pattern already gave it a kind.
+//
 // Parsing uses simdjson On Demand. A parser is not thread-safe: use one per
 // thread (ParserPool hands them out).
 #pragma once
@@ -43,6 +61,9 @@
 #include "ingest/document_redactor.h"
 #include "ingest/insight_detectors.h"
 #include "ingest/redactor.h"
+#include "ingest/run_identity.h"
+#include "ingest/train_metrics.h"
+#include "ingest/training_anomalies.h"
 #include "storage/document_reader.h"
 #include "storage/record.h"
 
@@ -52,10 +73,12 @@ using storage::DocumentLimits;
 
 class DocumentParser {
  public:
-  // `redactor` may be null (no redaction), `detectors` too (no insights);
-  // both must outlive the parser.
+  // `redactor` may be null (no redaction), `detectors` too (no insights,
+  // metrics or runs), `anomalies` too (no numeric insights; used only with
+  // detectors); all must outlive the parser.
   explicit DocumentParser(DocumentLimits limits = {}, const Redactor* redactor = nullptr,
-                          const InsightDetectors* detectors = nullptr);
+                          const InsightDetectors* detectors = nullptr,
+                          TrainingAnomalies* anomalies = nullptr);
 
   // REQUIRES: `capacity - json.size() >= simdjson::SIMDJSON_PADDING`, i.e. the
   // bytes after `json` up to `capacity` are readable (their content is not).
@@ -65,6 +88,8 @@ class DocumentParser {
  private:
   void AddInsight(std::string_view json, std::size_t capacity, storage::Record& rec);
   void DropClientInsight(std::string_view json, std::size_t capacity, storage::Record& rec);
+  // Adds train.* and run.* fields; true when an anomaly was found (in insight_).
+  bool AddTraining(std::string_view json, bool has_kind, storage::Record& rec);
 
   storage::DocumentReader reader_;
   storage::DocumentView view_;  // reused between documents
@@ -73,7 +98,10 @@ class DocumentParser {
   std::string redacted_;                            // the rewritten document, padded
   RedactionHits hits_;
   const InsightDetectors* detectors_;
-  Insight insight_;                 // reused between documents
+  Insight insight_;  // reused between documents
+  TrainingAnomalies* anomalies_;
+  TrainMetrics metrics_;
+  Insight anomaly_;                 // reused between documents
   simdjson::ondemand::parser top_;  // for dropping a client's `insight`
 };
 
@@ -81,8 +109,9 @@ class DocumentParser {
 class ParserPool {
  public:
   explicit ParserPool(DocumentLimits limits = {}, const Redactor* redactor = nullptr,
-                      const InsightDetectors* detectors = nullptr)
-      : limits_(limits), redactor_(redactor), detectors_(detectors) {}
+                      const InsightDetectors* detectors = nullptr,
+                      TrainingAnomalies* anomalies = nullptr)
+      : limits_(limits), redactor_(redactor), detectors_(detectors), anomalies_(anomalies) {}
 
   class Lease {
    public:
@@ -104,6 +133,7 @@ class ParserPool {
   const DocumentLimits limits_;
   const Redactor* const redactor_;
   const InsightDetectors* const detectors_;
+  TrainingAnomalies* const anomalies_;
   std::mutex mu_;
   std::vector<std::unique_ptr<DocumentParser>> idle_;  // guarded by mu_
 };

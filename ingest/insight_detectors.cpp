@@ -138,6 +138,20 @@ constexpr auto kRules = std::to_array<Rule>({
      R"((?i:exit(?:ed with)? ?(?:code|status)|exitcode)\s*[:=]?\s*(?P<exit_code>137|-9)\b|)"
      R"(died with <Signals\.SIGKILL: 9>|(?:received|killed by|terminated by) (?:signal )?SIGKILL)"},
     {"process_killed", "error", R"((?m)^\s*Killed\s*$|line [0-9]+: +(?P<pid>[0-9]+) Killed\b)"},
+
+    // --- nan_loss: fp16 loss-scaler overflows (a step skipped) ------------
+    // DeepSpeed: "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss
+    // scale: 65536, reducing to 32768" (newer: "fp16 dynamic loss scale
+    // overflow! Rank 0 Skipping step. ...").
+    {"nan_loss", "warning",
+     R"((?i:overflow)! Rank (?P<rank>[0-9]+) Skipping step\.)"
+     R"((?: Attempted loss scale: (?P<attempted_loss_scale>[0-9]+)(?:\.[0-9]+)?, )"
+     R"(reducing to (?P<loss_scale>[0-9]+))?)"},
+    // apex / Megatron: "Gradient overflow.  Skipping step, loss scaler 0
+    // reducing loss scale to 32768.0".
+    {"nan_loss", "warning",
+     R"(Gradient overflow\.\s+Skipping step(?: [0-9]+)?(?:, loss scaler (?P<scaler>[0-9]+) )"
+     R"(reducing loss scale to (?P<loss_scale>[0-9]+))?)"},
 });
 
 constexpr std::string_view kRankPattern = R"(\[(?:PG [0-9]+(?: \([^)]*\))? )?[Rr]ank ?([0-9]+)\])";

@@ -18,7 +18,9 @@
 // "[rank3]:" / "[Rank 3]" prefix when its pattern did not capture one.
 //
 // Kinds: cuda_oom, cuda_driver_mismatch, gpu_unavailable, nccl, cuda_error,
-// xid, process_killed. Severities: critical, error, warning.
+// xid, process_killed, nan_loss (here only the fp16 loss-scaler overflow
+// lines; the numeric kinds are in training_anomalies.h). Severities:
+// critical, error, warning.
 //
 // Thread-safety: immutable after construction; Detect may be called from
 // any number of threads at once.

@@ -156,8 +156,9 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
                "Store secrets (tokens, passwords, keys) as sent instead of masking them")
       ->envname("DASHCAM_NO_REDACTION");
   app.add_flag("--no-detectors", c.no_detectors,
-               "Do not recognise GPU and training failures at ingest (no insight.* fields); "
-               "a client's own top-level insight field is then stored as sent")
+               "Do not recognise GPU and training failures at ingest (no insight.* fields, "
+               "no train.* metrics, no run.* identity); a client's own top-level insight "
+               "field is then stored as sent")
       ->envname("DASHCAM_NO_DETECTORS");
   app.add_option("--context-scope", c.context_scope,
                  "What makes events come from the same source for /api/v1/context: rules "

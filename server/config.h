@@ -28,7 +28,7 @@ struct Config {
   std::size_t beats_max_window = 10000;         // largest Beats window (events) accepted
   std::string redaction_rules;  // YAML rules file (ingest/redaction_rules.h); empty: defaults only
   bool no_redaction = false;    // store secrets as sent (logged as a warning)
-  bool no_detectors = false;    // no insight.* fields at ingest (ingest/insight_detectors.h)
+  bool no_detectors = false;    // no insight.*, train.*, run.* fields at ingest (ingest/)
   // GET /api/v1/context's source rules (api/context_handler.h).
   std::string context_scope = "host.name+log.file.path,container.id,agent.id,host.name,_index";
   // Training insights (api/training_options.h): durations like "90s", "5m".

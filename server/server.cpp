@@ -21,6 +21,7 @@
 #include "api/tail_hub.h"
 #include "ingest/ingest_metrics.h"
 #include "ingest/insight_detectors.h"
+#include "ingest/training_anomalies.h"
 #include "ingest/redactor.h"
 #include "server/auth_gate.h"
 #include "server/beats_listener.h"
@@ -256,8 +257,14 @@ int RunServer(const Config& config, const Log& log) {
   asio::io_context ioc(static_cast<int>(config.threads));
   asio::thread_pool workers(config.threads);
   std::unique_ptr<ingest::InsightDetectors> detectors;
-  if (!config.no_detectors) detectors = std::make_unique<ingest::InsightDetectors>();
-  ingest::ParserPool parsers(ingest::DocumentLimits{}, redactor->get(), detectors.get());
+  // Per-run loss/grad-norm history, shared by every connection (bounded LRU).
+  std::unique_ptr<ingest::TrainingAnomalies> anomalies;
+  if (!config.no_detectors) {
+    detectors = std::make_unique<ingest::InsightDetectors>();
+    anomalies = std::make_unique<ingest::TrainingAnomalies>();
+  }
+  ingest::ParserPool parsers(ingest::DocumentLimits{}, redactor->get(), detectors.get(),
+                             anomalies.get());
   ingest::IngestContext ingest_ctx{
       **store,
       workers.get_executor(),

@@ -6,7 +6,13 @@
 //   parse_detect.ns_per_event  the same with detectors
 //   detect.ns_per_event      InsightDetectors::Detect alone on the messages
 //   detect.share_of_parse    (parse_detect - parse) / parse
-// and how many events each kind matched.
+//     (parse_detect includes training metrics, run identity and the shared
+//     anomaly state, i.e. everything --no-detectors turns off)
+//   metrics.ns_per_event     ExtractTrainMetrics alone on the messages
+//   metrics.ns_per_clean_event  the same on messages with no metric
+//   run.ns_per_event         DeriveRunIdentity alone on the parsed fields
+//   anomaly.ns_per_event     TrainingAnomalies::Observe alone (one thread)
+// and how many events each kind matched and how many carried a metric.
 //   build/tests/bench/insight_bench FILE [--rounds 5]
 #include <algorithm>
 #include <chrono>
@@ -18,12 +24,17 @@
 
 #include "ingest/document_parser.h"
 #include "ingest/insight_detectors.h"
+#include "ingest/run_identity.h"
+#include "ingest/train_metrics.h"
+#include "ingest/training_anomalies.h"
 
 namespace {
 
 using dashcam::ingest::DocumentParser;
 using dashcam::ingest::Insight;
 using dashcam::ingest::InsightDetectors;
+using dashcam::ingest::TrainingAnomalies;
+using dashcam::ingest::TrainMetrics;
 using Clock = std::chrono::steady_clock;
 
 template <typename F>
@@ -70,16 +81,28 @@ int main(int argc, char** argv) {
     return 2;
   }
   const InsightDetectors detectors;
+  TrainingAnomalies shared_anomalies;
   DocumentParser plain;
-  DocumentParser detecting({}, nullptr, &detectors);
+  DocumentParser detecting({}, nullptr, &detectors, &shared_anomalies);
   std::vector<std::string> messages;
+  std::vector<std::vector<dashcam::storage::Field>> fields;
+  std::vector<std::string> clean;  // messages without any metric
+  std::size_t with_metric = 0;
   std::map<std::string, std::size_t> kinds;
   for (std::size_t i = 0; i < padded.size(); ++i) {
     auto rec = plain.Parse(std::string_view(padded[i].data(), sizes[i]), padded[i].size(), 0);
     if (!rec.ok()) continue;
     Insight insight;
     if (detectors.Detect(rec->message, {}, insight)) ++kinds[std::string(insight.kind)];
+    TrainMetrics m;
+    dashcam::ingest::ExtractTrainMetrics(rec->message, m);
+    if (m.present | m.non_finite) {
+      ++with_metric;
+    } else {
+      clean.push_back(rec->message);
+    }
     messages.push_back(std::move(rec->message));
+    fields.push_back(std::move(rec->fields));
   }
 
   const std::size_t n = padded.size();
@@ -94,11 +117,53 @@ int main(int argc, char** argv) {
   const double detect = BestNsPerItem(rounds, messages.size(), [&] {
     for (const auto& m : messages) hits += detectors.Detect(m, {}, insight);
   });
+  TrainMetrics metrics;
+  std::size_t found = 0;
+  const double extract = BestNsPerItem(rounds, messages.size(), [&] {
+    for (const auto& m : messages) {
+      metrics.Clear();
+      dashcam::ingest::ExtractTrainMetrics(m, metrics);
+      found += metrics.present != 0;
+    }
+  });
+  const double extract_clean = BestNsPerItem(rounds, std::max<std::size_t>(1, clean.size()), [&] {
+    for (const auto& m : clean) {
+      metrics.Clear();
+      dashcam::ingest::ExtractTrainMetrics(m, metrics);
+      found += metrics.present != 0;
+    }
+  });
+  std::size_t with_run = 0;
+  const double run = BestNsPerItem(rounds, messages.size(), [&] {
+    for (std::size_t i = 0; i < messages.size(); ++i) {
+      with_run += !dashcam::ingest::DeriveRunIdentity(messages[i], fields[i]).id.empty();
+    }
+  });
+  // Observe on the metrics and run ids of the corpus, in order.
+  std::vector<std::pair<std::string, TrainMetrics>> observed;
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    TrainMetrics m;
+    dashcam::ingest::TakeStructuredMetrics(fields[i], m);
+    dashcam::ingest::ExtractTrainMetrics(messages[i], m);
+    observed.emplace_back(dashcam::ingest::DeriveRunIdentity(messages[i], fields[i]).id, m);
+  }
+  std::size_t anomalies = 0;
+  const double observe = BestNsPerItem(rounds, observed.size(), [&] {
+    TrainingAnomalies state;
+    for (const auto& [id, m] : observed) anomalies += state.Observe(id, m, insight);
+  });
   std::printf("events %zu\n", n);
   std::printf("parse.ns_per_event %.0f ns\n", parse);
   std::printf("parse_detect.ns_per_event %.0f ns\n", both);
   std::printf("detect.ns_per_event %.0f ns\n", detect);
   std::printf("detect.share_of_parse %.1f %%\n", 100.0 * (both - parse) / parse);
+  std::printf("metrics.ns_per_event %.0f ns\n", extract);
+  std::printf("metrics.ns_per_clean_event %.0f ns (%zu events)\n", extract_clean, clean.size());
+  std::printf("run.ns_per_event %.0f ns\n", run);
+  std::printf("anomaly.ns_per_event %.0f ns\n", observe);
+  std::printf("events_with_text_metric %zu\n", with_metric);
+  std::printf("events_with_run %zu\n", with_run / static_cast<std::size_t>(rounds));
+  std::printf("anomalies %zu per pass\n", anomalies / static_cast<std::size_t>(rounds));
   for (const auto& [kind, count] : kinds) std::printf("kind.%s %zu events\n", kind.c_str(), count);
   return 0;
 }

@@ -33,19 +33,40 @@ bool CountStored(std::uint16_t port, std::string_view field, StoredCounts& out) 
   return true;
 }
 
-std::string WithoutServerInsight(std::string_view source) {
-  static constexpr std::string_view kMember = "\"insight\":{";
-  const auto at = source.rfind(kMember);
-  if (at == std::string_view::npos || at == 0 || source.back() != '}') return std::string(source);
+namespace {
+
+// `source` without its last member when that is `"name":{...}` holding
+// `required` (any member when empty).
+std::string WithoutLastObject(std::string_view source, std::string_view name,
+                              std::string_view required) {
+  const std::string member = "\"" + std::string(name) + "\":{";
+  const auto at = source.rfind(member);
+  if (at == std::string_view::npos || at == 0 || source.empty() || source.back() != '}') {
+    return std::string(source);
+  }
   // The member is last: its object runs to the source's closing brace.
   const std::string_view object =
-      source.substr(at + kMember.size() - 1, source.size() - 1 - (at + kMember.size() - 1));
+      source.substr(at + member.size() - 1, source.size() - 1 - (at + member.size() - 1));
   boost::system::error_code ec;
   const auto v = boost::json::parse(object, ec);
-  if (ec || !v.is_object() || !v.as_object().contains("kind")) return std::string(source);
+  if (ec || !v.is_object() || (!required.empty() && !v.as_object().contains(required))) {
+    return std::string(source);
+  }
   std::size_t cut = at;
   if (source[cut - 1] == ',') --cut;
   return std::string(source.substr(0, cut)) + "}";
+}
+
+}  // namespace
+
+std::string WithoutServerInsight(std::string_view source) {
+  return WithoutLastObject(source, "insight", "kind");
+}
+
+std::string WithoutServerAdditions(std::string_view source) {
+  std::string out = WithoutLastObject(source, "insight", "kind");
+  out = WithoutLastObject(out, "run", "");
+  return WithoutLastObject(out, "train", "");
 }
 
 }  // namespace dashcam::testing

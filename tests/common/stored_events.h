@@ -29,4 +29,9 @@ bool CountStored(std::uint16_t port, std::string_view field, StoredCounts& out);
 // they are.
 std::string WithoutServerInsight(std::string_view source);
 
+// A stored source without every member the server appends when detectors
+// are on: `insight`, `run` and `train` (README "Training metrics and
+// runs"), each only when it is last, in that order.
+std::string WithoutServerAdditions(std::string_view source);
+
 }  // namespace dashcam::testing

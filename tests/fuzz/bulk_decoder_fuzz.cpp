@@ -10,9 +10,11 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   // Detectors on, as the server runs by default: a client's `insight` member
-  // makes the parser rebuild the source.
+  // makes the parser rebuild the source; metrics, runs and the (small,
+  // bounded) anomaly state see every document too.
   static const dashcam::ingest::InsightDetectors detectors;
-  static dashcam::ingest::DocumentParser parser({}, nullptr, &detectors);
+  static dashcam::ingest::TrainingAnomalies anomalies(64);
+  static dashcam::ingest::DocumentParser parser({}, nullptr, &detectors, &anomalies);
   const std::string padded =
       dashcam::ingest::PadForParsing(std::string_view(reinterpret_cast<const char*>(data), size));
   dashcam::ingest::BulkLimits limits;

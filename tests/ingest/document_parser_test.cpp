@@ -278,6 +278,81 @@ TEST(DocumentParserTest, InsightOnAnEmptyishDocument) {
             R"({"message":"Killed","insight":{"kind":"process_killed","severity":"error"}})");
 }
 
+// --- Training metrics and runs (ingest/train_metrics.h, run_identity.h) ----
+
+Record ParseTraining(std::string_view json, TrainingAnomalies* anomalies = nullptr) {
+  static const InsightDetectors detectors;
+  DocumentParser parser({}, nullptr, &detectors, anomalies);
+  const std::string padded = PadForParsing(json);
+  auto r = parser.Parse(std::string_view(padded.data(), json.size()), padded.size(), kArrival);
+  EXPECT_TRUE(r.ok()) << json << ": " << r.status().ToString();
+  return r.ok() ? std::move(*r) : Record{};
+}
+
+TEST(DocumentParserTest, MetricsAndRunBecomeFieldsAndRunObject) {
+  const Record r = ParseTraining(
+      R"({"message":"[rank3]: step 1200/5000 loss=0.43, lr=1e-4","host":{"name":"gpu-7"},)"
+      R"("log":{"file":{"path":"/runs/a.log"}}})");
+  EXPECT_EQ(Fields(r),
+            (std::vector<std::string>{"host.name=s:gpu-7", "log.file.path=s:/runs/a.log",
+                                      "train.loss=n:0.43", "train.lr=n:1e-04", "train.step=n:1200",
+                                      "run.id=s:gpu-7:/runs/a.log", "run.rank=n:3"}));
+  EXPECT_EQ(r.group, "gpu-7:/runs/a.log");
+  EXPECT_FALSE(r.group_end);
+  EXPECT_EQ(
+      r.source.substr(r.source.find(R"(,"train")")),
+      R"(,"train":{"loss":0.43,"lr":1e-04,"step":1200},"run":{"id":"gpu-7:/runs/a.log","rank":3}})");
+}
+
+TEST(DocumentParserTest, ClientRunAndTrainFieldsAreKeptNotRepeated) {
+  const std::string json =
+      R"({"message":"Training completed. loss=0.1","run":{"id":"r-42","rank":0},)"
+      R"("train":{"loss":0.25}})";
+  const Record r = ParseTraining(json);
+  EXPECT_EQ(Fields(r), (std::vector<std::string>{"run.id=s:r-42", "run.rank=n:0",
+                                                 "train.loss=n:0.25", "run.end=s:finished"}));
+  EXPECT_EQ(r.group, "r-42");
+  EXPECT_TRUE(r.group_end);
+  EXPECT_EQ(r.source, json);  // the client has its own `run` and `train`: the source is as sent
+  // A derived id with no run.* field but a `run` the fields do not show.
+  const Record n = ParseTraining(R"({"message":"x","run":null,"run_id":"r-7"})");
+  EXPECT_EQ(n.group, "r-7");
+  EXPECT_EQ(n.source, R"({"message":"x","run":null,"run_id":"r-7"})");
+}
+
+TEST(DocumentParserTest, NoDetectorsNoMetricsNoRun) {
+  const Record r = MustParse(R"({"message":"loss=0.5","run_id":"r-1"})");
+  EXPECT_EQ(Fields(r), (std::vector<std::string>{"run_id=s:r-1"}));
+  EXPECT_EQ(r.group, "");
+}
+
+TEST(DocumentParserTest, AnomaliesFillTheInsightWhenNoPatternDid) {
+  TrainingAnomalies anomalies;
+  Record r = ParseTraining(R"({"message":"step 3 loss=nan","run_id":"r-1"})", &anomalies);
+  EXPECT_EQ(Fields(r),
+            (std::vector<std::string>{"run_id=s:r-1", "train.step=n:3", "run.id=s:r-1",
+                                      "insight.kind=s:nan_loss", "insight.severity=s:error",
+                                      "insight.value=s:nan"}));
+  EXPECT_EQ(r.source, R"({"message":"step 3 loss=nan","run_id":"r-1","train":{"step":3},)"
+                      R"("run":{"id":"r-1"},)"
+                      R"("insight":{"kind":"nan_loss","severity":"error","value":"nan"}})");
+  for (int i = 0; i < 25; ++i) {
+    r = ParseTraining(R"({"message":"loss=1.0","run_id":"r-1"})", &anomalies);
+    EXPECT_EQ(r.source.find("insight"), std::string::npos) << i;
+  }
+  // A pattern's kind wins over the spike, which is still taken into the history.
+  r = ParseTraining(R"({"message":"loss=50 then CUDA error: out of memory","run_id":"r-1"})",
+                    &anomalies);
+  EXPECT_NE(r.source.find(R"("kind":"cuda_oom")"), std::string::npos) << r.source;
+  r = ParseTraining(R"({"message":"loss=40","run_id":"r-1"})", &anomalies);
+  EXPECT_EQ(r.source.find("insight"), std::string::npos) << r.source;  // 50 is in the window
+  r = ParseTraining(R"({"message":"loss=60","run_id":"r-1"})", &anomalies);
+  EXPECT_NE(r.source.find(R"("insight":{"kind":"loss_spike","severity":"warning","loss":60,)"
+                          R"("median":1})"),
+            std::string::npos)
+      << r.source;
+}
+
 TEST(ParserPoolTest, ReusesReleasedParsers) {
   ParserPool pool;
   DocumentParser* first = nullptr;

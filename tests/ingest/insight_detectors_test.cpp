@@ -381,3 +381,46 @@ TEST_F(InsightDetectorsTest, OrdinaryLinesDoNotFire) {
 
 }  // namespace
 }  // namespace dashcam::ingest
+
+namespace dashcam::ingest {
+namespace {
+
+// fp16 loss-scaler overflows: DeepSpeed (old and new wording) and apex/Megatron.
+TEST(InsightDetectorsOverflowTest, LossScalerOverflowsAreNanLossWarnings) {
+  const InsightDetectors detectors;
+  struct Case {
+    const char* line;
+    double rank, loss_scale;
+  };
+  const Case cases[] = {
+      {"[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to "
+       "32768",
+       0, 32768},
+      {"[2024-05-01 10:00:00,123] [INFO] [fused_optimizer.py:344:_update_scale] fp16 dynamic "
+       "loss scale overflow! Rank 3 Skipping step. Attempted loss scale: 4294967296, reducing to "
+       "2147483648",
+       3, 2147483648.0},
+      {"Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0", -1,
+       32768},
+      {"Gradient overflow. Skipping step 14440, loss scaler 0 reducing loss scale to 4096.0", -1,
+       4096},
+  };
+  for (const auto& c : cases) {
+    Insight i;
+    ASSERT_TRUE(detectors.Detect(c.line, {}, i)) << c.line;
+    EXPECT_EQ(i.kind, "nan_loss") << c.line;
+    EXPECT_EQ(i.severity, "warning") << c.line;
+    double rank = -1, scale = -1;
+    for (const auto& f : i.facts) {
+      if (f.name == "rank") rank = f.number;
+      if (f.name == "loss_scale") scale = f.number;
+    }
+    EXPECT_EQ(rank, c.rank) << c.line;
+    EXPECT_EQ(scale, c.loss_scale) << c.line;
+  }
+  Insight i;
+  EXPECT_FALSE(detectors.Detect("no overflow this step; loss scale 65536", {}, i));
+}
+
+}  // namespace
+}  // namespace dashcam::ingest
