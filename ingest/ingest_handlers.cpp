@@ -204,7 +204,15 @@ boost::asio::awaitable<HttpResponse> HandleBulk(HttpRequest req, std::string def
   });
   if (!decoded.ok()) co_return Refuse(req, decoded.status(), ctx.metrics);
   if (!decoded->records.empty()) {
+    const std::size_t sent = decoded->records.size();
     storage::AppendResult r = co_await storage::AsyncAppend(ctx.store, std::move(decoded->records));
+    if (r.outcomes.empty() && r.status.code() == StatusCode::kOverloaded) {
+      // A full queue refuses every item with 429 inside a 200, as
+      // Elasticsearch's write pool does: the JavaScript bulk helper resends
+      // 429 items but gives up on a whole-request 429 (PROTOCOLS.md 3), and
+      // Filebeat backs off and resends either way.
+      r.outcomes.assign(sent, RecordOutcome::kFailed);
+    }
     if (r.outcomes.empty()) co_return Refuse(req, r.status, ctx.metrics);  // refused whole: retry
     if (NothingStoredForLackOfSpace(r)) co_return Refuse(req, r.status, ctx.metrics);
     ApplyOutcomes(decoded->items, r);
