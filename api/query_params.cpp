@@ -49,6 +49,16 @@ std::optional<std::size_t> ParseCount(std::string_view value, std::size_t min, s
   return n;
 }
 
+ParamReader LimitParam(std::size_t* out, std::size_t max) {
+  return [out, max](std::string_view key, std::string_view value) -> std::optional<std::string> {
+    if (key != "limit") return std::nullopt;
+    auto n = ParseCount(value, 1, max);
+    if (!n) return fmt::format("[limit] must be an integer from 1 to {}", max);
+    *out = *n;
+    return std::nullopt;
+  };
+}
+
 HttpResponse BadParamResponse(const HttpRequest& req, std::string_view reason) {
   return MakeErrorResponse(req, http::status::bad_request, "illegal_argument", reason);
 }

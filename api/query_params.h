@@ -43,6 +43,9 @@ std::variant<query::Node, QueryError> ParseRequestQuery(std::string_view q, Time
 // An unsigned integer parameter in [min, max]; nullopt when it is not one.
 std::optional<std::size_t> ParseCount(std::string_view value, std::size_t min, std::size_t max);
 
+// A ParamReader for `limit` alone: an integer in [1, max] into `*out`.
+ParamReader LimitParam(std::size_t* out, std::size_t max);
+
 // 400 {"error":{"type":"illegal_argument","reason":..}}.
 HttpResponse BadParamResponse(const HttpRequest& req, std::string_view reason);
 // 400 {"error":{"type":"query_parse_error","reason":..,"position":N}}.

@@ -269,16 +269,7 @@ boost::asio::awaitable<HttpResponse> HandleRuns(HttpRequest req, ApiContext& ctx
   const auto start = storage::Clock::now();
   std::size_t limit = 100;
   const TimeMs now = ctx.now();
-  auto parsed_params = ParseQueryParams(req.target(), now, [&](auto key, auto value) {
-    if (key != "limit") return std::optional<std::string>();
-    auto n = ParseCount(value, 1, kMaxLimit);
-    if (!n) {
-      return std::optional<std::string>(
-          fmt::format("[limit] must be an integer from 1 to {}", kMaxLimit));
-    }
-    limit = *n;
-    return std::optional<std::string>();
-  });
+  auto parsed_params = ParseQueryParams(req.target(), now, LimitParam(&limit, kMaxLimit));
   if (auto* err = std::get_if<std::string>(&parsed_params)) co_return BadParamResponse(req, *err);
   const QueryParams& p = std::get<QueryParams>(parsed_params);
   auto parsed = ParseRequestQuery(p.q, now);
