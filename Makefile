@@ -40,12 +40,15 @@ test-release: build test-node-deps
 
 # -g1 (line tables): enough for the sanitizers' stack traces, and each
 # template-heavy file compiles noticeably faster than with full -g.
+# The browser tests (label `browser`) run in the Release pass only: they test
+# the page's JavaScript, and every endpoint they call is driven under the
+# sanitizers by the integration tests, at a fraction of the time.
 test-asan: deps test-node-deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
 	  -DDASHCAM_SANITIZE=ON -DDASHCAM_BENCH=OFF
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j$(JOBS)
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j$(JOBS) -LE browser
 
 bench: build
 	$(BUILD)/tests/bench/dashcam_bench --server $(BUILD)/server/dashcam $(BENCH_ARGS)

@@ -485,12 +485,18 @@ void RedactionCpuPhase(const EventCorpus& corpus) {
   PrintMetric("redaction.events_masked", static_cast<double>(changed), "events");
 }
 
+// What one load into a fresh server gave.
+struct FreshLoad {
+  double events_per_s = 0;
+  double server_cpu_us_per_event = 0;  // the server's CPU time (all threads) per event
+};
+
 // The same _bulk load into a fresh server (data under <work>/<name>-data)
-// started with `extra_args`: events/s, or nullopt (said on stderr) when the
-// server did not start, a request failed or the server did not exit cleanly.
-std::optional<double> LoadFreshServer(const ServerRun& run, const std::string& binary,
-                                      const std::string& name,
-                                      std::vector<std::string> extra_args) {
+// started with `extra_args`, or nullopt (said on stderr) when the server did
+// not start, a request failed or the server did not exit cleanly.
+std::optional<FreshLoad> LoadFreshServer(const ServerRun& run, const std::string& binary,
+                                         const std::string& name,
+                                         std::vector<std::string> extra_args) {
   testing::TestServerOptions options;
   options.data_dir = (fs::path(run.work.path()) / (name + "-data")).string();
   options.binary = binary;
@@ -504,28 +510,31 @@ std::optional<double> LoadFreshServer(const ServerRun& run, const std::string& b
                  server.error().c_str());
     return std::nullopt;
   }
+  const double cpu_before = ProcessCpuSeconds(server.pid());
   BulkLoadResult load = DriveBulkLoad(server.port(), run.bodies, run.flags.connections, nullptr);
+  const double cpu_s = ProcessCpuSeconds(server.pid()) - cpu_before;
   server.Stop(SIGTERM, kStopGraceSeconds);
   server.Kill();
   const ExitStatus exit = server.exit_status().value();
-  if (load.failed_requests != 0 || !exit.ok()) {
+  if (load.failed_requests != 0 || !exit.ok() || load.events_ok == 0) {
     std::fprintf(stderr, "%s: %llu failed requests, server %s\n", name.c_str(),
                  static_cast<unsigned long long>(load.failed_requests), exit.ToString().c_str());
     return std::nullopt;
   }
-  return static_cast<double>(load.events_ok) / load.seconds;
+  const auto events = static_cast<double>(load.events_ok);
+  return FreshLoad{events / load.seconds, cpu_s * 1e6 / events};
 }
 
 // Phase 9b: the same _bulk load into a fresh server with --no-redaction.
 bool NoRedactionPhase(const ServerRun& run, const std::string& binary, double bulk_events_per_s) {
-  const std::optional<double> events_per_s =
-      LoadFreshServer(run, binary, "raw", {"--no-redaction"});
-  if (!events_per_s) return false;
-  PrintMetric("no_redaction.events_per_s", *events_per_s, "events/s");
-  if (bulk_events_per_s > 0 && *events_per_s > 0) {
-    PrintMetric("redaction.throughput_ratio", bulk_events_per_s / *events_per_s,
+  const std::optional<FreshLoad> load = LoadFreshServer(run, binary, "raw", {"--no-redaction"});
+  if (!load) return false;
+  const double events_per_s = load->events_per_s;
+  PrintMetric("no_redaction.events_per_s", events_per_s, "events/s");
+  if (bulk_events_per_s > 0 && events_per_s > 0) {
+    PrintMetric("redaction.throughput_ratio", bulk_events_per_s / events_per_s,
                 "x (with / without redaction)", 3);
-    PrintMetric("redaction.cost_pct", 100.0 * (1.0 - bulk_events_per_s / *events_per_s), "%", 1);
+    PrintMetric("redaction.cost_pct", 100.0 * (1.0 - bulk_events_per_s / events_per_s), "%", 1);
   }
   return true;
 }
@@ -542,15 +551,17 @@ double Median(std::vector<double> v) {
 // see the same machine; medians and their ratio. Phase 5's figure is not
 // reused: one run on a shared machine is too noisy for a 10% budget.
 bool DetectorsPhase(const ServerRun& run, const std::string& binary) {
-  std::vector<double> on, off;
+  std::vector<double> on, off, cpu_on, cpu_off;
   for (int round = 0; round < run.flags.detector_rounds; ++round) {
     const std::string suffix = std::to_string(round);
-    const std::optional<double> without =
+    const std::optional<FreshLoad> without =
         LoadFreshServer(run, binary, "nodetect" + suffix, {"--no-detectors"});
-    const std::optional<double> with = LoadFreshServer(run, binary, "detect" + suffix, {});
+    const std::optional<FreshLoad> with = LoadFreshServer(run, binary, "detect" + suffix, {});
     if (!without || !with) return false;
-    off.push_back(*without);
-    on.push_back(*with);
+    off.push_back(without->events_per_s);
+    on.push_back(with->events_per_s);
+    cpu_off.push_back(without->server_cpu_us_per_event);
+    cpu_on.push_back(with->server_cpu_us_per_event);
   }
   const double median_on = Median(on), median_off = Median(off);
   PrintMetric("detectors.rounds", run.flags.detector_rounds, "pairs");
@@ -559,6 +570,10 @@ bool DetectorsPhase(const ServerRun& run, const std::string& binary) {
   PrintMetric("detectors.throughput_ratio", median_on / median_off, "x (on / off; target >= 0.9)",
               3);
   PrintMetric("detectors.cost_pct", 100.0 * (1.0 - median_on / median_off), "%", 1);
+  // CPU per event is steadier than throughput on a shared machine.
+  PrintMetric("detectors.off.median_server_cpu_us_per_event", Median(cpu_off), "us", 2);
+  PrintMetric("detectors.on.median_server_cpu_us_per_event", Median(cpu_on), "us", 2);
+  PrintMetric("detectors.cpu_ratio", Median(cpu_on) / Median(cpu_off), "x (on / off)", 3);
   return true;
 }
 
