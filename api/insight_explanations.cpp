@@ -250,7 +250,9 @@ constexpr KindText kKinds[] = {
 };
 
 std::optional<std::int64_t> AsInt(const Field& f) {
-  if (f.type != Field::Type::kNumber || !std::isfinite(f.number)) return std::nullopt;
+  // A client can store any number here (1e300): casting one outside int64 is undefined.
+  constexpr double kLimit = 9.0e18;
+  if (f.type != Field::Type::kNumber || !(std::fabs(f.number) < kLimit)) return std::nullopt;
   return static_cast<std::int64_t>(f.number);
 }
 

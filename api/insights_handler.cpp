@@ -23,6 +23,20 @@ constexpr std::size_t kMaxIncidents = 10'000;  // tracked while reading
 constexpr std::size_t kMaxListed = 1000;       // values per hosts/users/ranks/gpus
 constexpr std::size_t kPageEvents = 1000;
 constexpr std::size_t kPageBytes = 8u << 20;
+// An incident keeps its first event's message for the answer; a client can
+// make messages megabytes long, and up to kMaxIncidents are held at once.
+constexpr std::size_t kMaxSubjectMessageBytes = 4096;
+constexpr std::size_t kMaxSubjectFacts = 32;
+constexpr std::size_t kMaxFactBytes = 1024;
+
+// `text` cut to at most `max` bytes on a UTF-8 character boundary.
+void CutUtf8(std::string& text, std::size_t max) {
+  if (text.size() <= max) return;
+  std::size_t n = max;
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+  text.resize(n);
+  text += "…";
+}
 
 // A set that stops growing at kMaxListed values.
 template <typename T>
@@ -55,6 +69,8 @@ class IncidentFolder {
 
   // False when no more incidents can be tracked.
   bool Add(const storage::StoredEvent& ev, InsightEvent e) {
+    // Names are client text: held per incident and in the key, so bounded.
+    for (std::string* name : {&e.kind, &e.run_id, &e.host, &e.user}) CutUtf8(*name, kMaxFactBytes);
     std::string key = e.kind + '\x1f' + (e.run_id.empty() ? "h:" + e.host : "r:" + e.run_id);
     auto it = open_.find(key);
     Incident* inc = it == open_.end() ? nullptr : &incidents_[it->second];
@@ -76,6 +92,10 @@ class IncidentFolder {
     inc->first = ev;
     inc->first.source.clear();  // not needed: the subject has what is shown
     inc->subject = std::move(e);
+    InsightEvent& kept = inc->subject;
+    CutUtf8(kept.message, kMaxSubjectMessageBytes);
+    if (kept.facts.size() > kMaxSubjectFacts) kept.facts.resize(kMaxSubjectFacts);
+    for (auto& f : kept.facts) CutUtf8(f.text, kMaxFactBytes);
     return true;
   }
 

@@ -9,7 +9,7 @@ ScopedApiContext::ScopedApiContext(const ApiContext& base, query::Node filter)
       // Every field of ApiContext, with the store swapped: a field added to
       // ApiContext belongs here too.
       ctx_{store_,   base.workers,        base.log,   base.query_timeout, base.es_version,
-           base.now, base.context_scopes, base.tails, &store_.filter()} {}
+           base.now, base.context_scopes, base.tails, &store_.filter(),   base.training} {}
 
 namespace {
 

@@ -30,21 +30,6 @@ bool MayNameInsight(std::string_view json) {
          json.find("\\u00") != std::string_view::npos;
 }
 
-// Whether the document may have a top-level member `quoted_name` ("\"run\"")
-// that the fields do not show (null, an empty object or array, an escaped
-// name), or a field under that name.
-bool MayHaveMember(std::string_view json, std::string_view quoted_name,
-                   const std::vector<storage::Field>& fields) {
-  const std::string_view name = quoted_name.substr(1, quoted_name.size() - 2);
-  for (const auto& f : fields) {
-    if (f.name.starts_with(name) && (f.name.size() == name.size() || f.name[name.size()] == '.')) {
-      return true;
-    }
-  }
-  return json.find(quoted_name) != std::string_view::npos ||
-         json.find("\\u00") != std::string_view::npos;
-}
-
 // `source` (a JSON object) with `member` ("\"insight\":{...}") added last.
 void AppendMember(std::string& source, std::string_view member) {
   const auto close = source.rfind('}');
@@ -129,7 +114,7 @@ void DocumentParser::AddInsight(std::string_view json, std::size_t capacity, sto
     }
   }
   const bool detected = detectors_->Detect(rec.message, error_message, insight_);
-  const bool anomaly = AddTraining(json, detected, rec);
+  const bool anomaly = AddTraining(json, capacity, detected, rec);
   if (!detected && !anomaly) return;
   rec.fields.push_back({"insight.kind", storage::Field::Type::kString, std::string(insight_.kind)});
   rec.fields.push_back(
@@ -140,14 +125,15 @@ void DocumentParser::AddInsight(std::string_view json, std::size_t capacity, sto
   AppendMember(rec.source, InsightJson(insight_));
 }
 
-bool DocumentParser::AddTraining(std::string_view json, bool has_kind, storage::Record& rec) {
+bool DocumentParser::AddTraining(std::string_view json, std::size_t capacity, bool has_kind,
+                                 storage::Record& rec) {
   metrics_.Clear();
   TakeStructuredMetrics(rec.fields, metrics_);
   ExtractTrainMetrics(rec.message, metrics_);
   const RunIdentity run = DeriveRunIdentity(rec.message, rec.fields);
   // Decided before fields are added: whether the client has its own `train` / `run`.
-  const bool own_train = metrics_.present != 0 && MayHaveMember(json, "\"train\"", rec.fields);
-  const bool own_run = run.any_run_field || MayHaveMember(json, "\"run\"", rec.fields);
+  const bool own_train = metrics_.present != 0 && HasOwnMember(json, capacity, "train", rec.fields);
+  const bool own_run = run.any_run_field || HasOwnMember(json, capacity, "run", rec.fields);
   std::string train_json;  // the members of a `train` object for the source
   for (std::size_t i = 0; i < kTrainMetricCount; ++i) {
     const auto m = static_cast<TrainMetric>(i);
@@ -203,6 +189,40 @@ bool DocumentParser::AddTraining(std::string_view json, bool has_kind, storage::
   if (!anomalies_ || !anomalies_->Observe(run.id, metrics_, anomaly_) || has_kind) return false;
   std::swap(insight_, anomaly_);
   return true;
+}
+
+// A field under `name`, or the member itself (null, {} and [] give no
+// field; its name may be escaped). The text search only rules it out
+// cheaply: a value "train" or a \u00XX escape anywhere (colored log lines
+// carry \u001b) must not stop the derived values reaching the source, where
+// range queries and the runs API read them. When the document cannot be
+// walked, the client's is assumed.
+bool DocumentParser::HasOwnMember(std::string_view json, std::size_t capacity,
+                                  std::string_view name,
+                                  const std::vector<storage::Field>& fields) {
+  for (const auto& f : fields) {
+    if (f.name.starts_with(name) && (f.name.size() == name.size() || f.name[name.size()] == '.')) {
+      return true;
+    }
+  }
+  std::string quoted = "\"";
+  quoted.append(name);
+  quoted.push_back('"');
+  if (json.find(quoted) == std::string_view::npos && json.find("\\u00") == std::string_view::npos) {
+    return false;
+  }
+  namespace od = simdjson::ondemand;
+  od::document doc;
+  od::object obj;
+  if (top_.iterate(json.data(), json.size(), capacity).get(doc) || doc.get_object().get(obj)) {
+    return true;
+  }
+  for (auto field : obj) {
+    std::string_view key;
+    if (field.unescaped_key().get(key)) return true;
+    if (key == name) return true;
+  }
+  return false;
 }
 
 // Rebuilds the source without a client's top-level `insight` members; the

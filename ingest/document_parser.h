@@ -89,7 +89,11 @@ class DocumentParser {
   void AddInsight(std::string_view json, std::size_t capacity, storage::Record& rec);
   void DropClientInsight(std::string_view json, std::size_t capacity, storage::Record& rec);
   // Adds train.* and run.* fields; true when an anomaly was found (in insight_).
-  bool AddTraining(std::string_view json, bool has_kind, storage::Record& rec);
+  bool AddTraining(std::string_view json, std::size_t capacity, bool has_kind,
+                   storage::Record& rec);
+  // Whether the client's document has its own top-level member `name`.
+  bool HasOwnMember(std::string_view json, std::size_t capacity, std::string_view name,
+                    const std::vector<storage::Field>& fields);
 
   storage::DocumentReader reader_;
   storage::DocumentView view_;  // reused between documents
@@ -102,7 +106,7 @@ class DocumentParser {
   TrainingAnomalies* anomalies_;
   TrainMetrics metrics_;
   Insight anomaly_;                 // reused between documents
-  simdjson::ondemand::parser top_;  // for dropping a client's `insight`
+  simdjson::ondemand::parser top_;  // for reading a client's top-level members
 };
 
 // A pool of parsers so worker threads need not own one each.

@@ -150,8 +150,12 @@ RunIdentity DeriveRunIdentity(std::string_view message, const std::vector<Field>
   Seen seen;
   for (const auto& f : fields) Note(f, seen, out);
   const std::string_view text = message.substr(0, kScanBytes);
-  out.id_sent = seen.ids[0] != nullptr;
   out.id = DeriveId(text, seen);
+  // Sent only when the client's own string `run.id` is the id: one that was
+  // refused (empty, too long) or is not a string leaves the derived id to be
+  // added as the string field the runs API matches.
+  out.id_sent = seen.ids[0] != nullptr && seen.ids[0]->type == Field::Type::kString &&
+                !out.id.empty() && seen.ids[0]->text == out.id;
 
   if (seen.rank) {
     out.rank_sent = seen.rank_order == 0;

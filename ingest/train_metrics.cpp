@@ -164,7 +164,17 @@ std::size_t ParseNumber(std::string_view s, double& v) {
   std::size_t skip = (!s.empty() && s.front() == '+') ? 1 : 0;
   const char* begin = s.data() + skip;
   auto [p, ec] = std::from_chars(begin, s.data() + s.size(), v, std::chars_format::general);
-  if (ec != std::errc() && ec != std::errc::result_out_of_range) return 0;
+  if (ec == std::errc::result_out_of_range) {
+    // from_chars leaves `v` as it was: "1e400" is too large (Inf, which
+    // the anomalies see as non-finite), "1e-400" too small (0).
+    const std::string_view digits(begin, static_cast<std::size_t>(p - begin));
+    const auto e = digits.find_first_of("eE");
+    const bool tiny = e != std::string_view::npos && e + 1 < digits.size() && digits[e + 1] == '-';
+    const bool negative = !digits.empty() && digits.front() == '-';
+    v = tiny ? 0.0 : (negative ? -HUGE_VAL : HUGE_VAL);
+  } else if (ec != std::errc()) {
+    return 0;
+  }
   return static_cast<std::size_t>(p - s.data());
 }
 

@@ -108,14 +108,16 @@ Status InitPartitionSchema(Db& db, std::int64_t day) {
   if (*version == kSchemaVersion) return Status::Ok();
   if (auto s = db.Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
   Status s;
+  // Each step only for the versions that lack it: the first two read every
+  // event, and every day file is upgraded at the first start after an update.
   if (*version == 0) {
     s = db.Exec(kSchemaSql);
-  } else {
+  } else if (*version < 2) {
     // Older partitions lack the vocabulary; build it from the index.
     s = db.Exec(kVocabularySchemaSql);
     if (s.ok()) s = BackfillVocabulary(db);
   }
-  if (s.ok()) s = db.Exec(kLevelCountsSql);  // (re)built from the events table
+  if (s.ok() && *version < 3) s = db.Exec(kLevelCountsSql);  // built from the events table
   if (s.ok()) s = db.Exec(kGroupsSql);
   if (s.ok()) {
     s =

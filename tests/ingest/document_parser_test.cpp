@@ -320,6 +320,21 @@ TEST(DocumentParserTest, ClientRunAndTrainFieldsAreKeptNotRepeated) {
   EXPECT_EQ(n.source, R"({"message":"x","run":null,"run_id":"r-7"})");
 }
 
+// A value "train" or "run", or an escape anywhere (colored lines carry
+// \u001b), is not the client's own member: the derived objects still reach
+// the source, where range queries and the runs API read them. An escaped
+// name that spells the member is one.
+TEST(DocumentParserTest, NamesInValuesAndEscapesDoNotHideDerivedObjects) {
+  Record r = ParseTraining(
+      R"({"message":"\u001b[32mstep 100 loss=0.43\u001b[0m","split":"train","mode":"run",)"
+      R"("run_id":"r-9"})");
+  EXPECT_NE(r.source.find(R"("train":{"loss":0.43})"), std::string::npos) << r.source;
+  EXPECT_EQ(r.group, "r-9");
+  EXPECT_NE(r.source.find(R"("run":{"id":"r-9"})"), std::string::npos) << r.source;
+  r = ParseTraining(R"({"message":"loss=0.5","\u0074rain":null})");
+  EXPECT_EQ(r.source.find(R"("train":{)"), std::string::npos) << r.source;
+}
+
 TEST(DocumentParserTest, NoDetectorsNoMetricsNoRun) {
   const Record r = MustParse(R"({"message":"loss=0.5","run_id":"r-1"})");
   EXPECT_EQ(Fields(r), (std::vector<std::string>{"run_id=s:r-1"}));

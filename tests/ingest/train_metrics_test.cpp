@@ -130,6 +130,13 @@ TEST(TrainMetricsTest, NanAndInfAreFlaggedNotValues) {
   ExtractTrainMetrics("loss -inf", m);
   EXPECT_TRUE(m.NonFinite(M::kLoss));
   EXPECT_LT(m.Get(M::kLoss), 0);
+  // Beyond a double: overflow is Inf (not the 0 from_chars leaves), underflow 0.
+  m.Clear();
+  ExtractTrainMetrics("loss=1e400 grad_norm=1e-400", m);
+  EXPECT_TRUE(m.NonFinite(M::kLoss));
+  EXPECT_TRUE(std::isinf(m.Get(M::kLoss)));
+  EXPECT_TRUE(m.Has(M::kGradNorm));
+  EXPECT_EQ(m.Get(M::kGradNorm), 0.0);
 }
 
 TEST(TrainMetricsTest, LinesThatHoldNoMetric) {

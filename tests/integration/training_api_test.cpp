@@ -440,7 +440,8 @@ TEST_F(TrainingApiTest, ReadKeyScopeApplies) {
       << HashKeyEntry("x", "read", "x-secret-value", "user:x")
       << HashKeyEntry("reader", "read", "read-secret-2");
   }
-  StartServer({"--auth-file", keys});
+  // The options reach a scoped key's requests too.
+  StartServer({"--auth-file", keys, "--run-link", "https://mlflow.example/#/runs/{run.id}"});
   const std::map<std::string, std::string> ingest = {
       {"Authorization", "ApiKey " + Base64("ingester:ingest-secret-1")}};
   const std::map<std::string, std::string> x = {
@@ -464,12 +465,15 @@ TEST_F(TrainingApiTest, ReadKeyScopeApplies) {
   const json::object xi = GetJson("/api/v1/insights", 200, x);
   ASSERT_EQ(xi.at("incidents").as_array().size(), 1u) << json::serialize(xi);
   EXPECT_EQ(xi.at("incidents").as_array()[0].at("id").as_string(), "oom-x");
+  EXPECT_EQ(xi.at("incidents").as_array()[0].at("run_link").as_string(),
+            "https://mlflow.example/#/runs/r-x");
   EXPECT_EQ(GetJson("/api/v1/insights", 200, all).at("incidents").as_array().size(), 3u);
 
   const auto xr = RunsById(GetJson("/api/v1/runs", 200, x));
   ASSERT_EQ(xr.size(), 2u);
   EXPECT_EQ(xr.count("r-y"), 0u);
   EXPECT_EQ(xr.at("r-x").at("status").as_string(), "failed");
+  EXPECT_EQ(xr.at("r-x").at("link").as_string(), "https://mlflow.example/#/runs/r-x");
   EXPECT_EQ(xr.at("r-shared").at("events").to_number<int>(), 4);  // y's OOM is not x's
   EXPECT_NE(xr.at("r-shared").at("status").as_string(), "failed");
   EXPECT_EQ(Strings(xr.at("r-shared").at("users")), std::set<std::string>{"x"});

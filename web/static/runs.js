@@ -146,7 +146,9 @@ export function mountRuns(ctx) {
     const params = { from: state.from, to: state.to };
     const [metric, insights] = await Promise.all([
       api.get(`api/v1/runs/${encodeURIComponent(text(run.id))}/metrics`, { ...params, name }, { signal: call.signal }),
-      api.get("api/v1/insights", params, { signal: call.signal }),
+      // Narrowed to the run (a phrase also matches longer ids: filtered below).
+      api.get("api/v1/insights", { ...params, q: `run.id:"${text(run.id).replace(/["\\]/g, "\\$&")}"`, limit: 1000 },
+              { signal: call.signal }),
     ]);
     if (!metric || call !== detailCall) return;
     if (!metric.ok) {
