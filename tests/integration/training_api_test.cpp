@@ -125,7 +125,9 @@ class TrainingApiTest : public ::testing::Test {
     client_ = std::make_unique<HttpClient>("127.0.0.1", server_->port());
   }
   void TearDown() override {
-    if (server_) EXPECT_EQ(server_->Stop(), 0);
+    if (server_) {
+      EXPECT_EQ(server_->Stop(), 0);
+    }
   }
 
   void Ingest(const std::vector<Event>& events, std::map<std::string, std::string> headers = {}) {
