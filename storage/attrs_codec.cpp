@@ -21,6 +21,10 @@ void AppendRecord(std::string& out, std::string_view name, char type, std::strin
 
 }  // namespace
 
+bool IsIndexedField(std::string_view name) {
+  return !name.starts_with("train.");
+}
+
 void EncodeAttrs(const std::vector<Field>& fields, std::string_view index, std::string& out) {
   out.push_back(kAttrsMarker);
   bool first = true;
@@ -33,6 +37,7 @@ void EncodeAttrs(const std::vector<Field>& fields, std::string_view index, std::
     AppendRecord(out, "_index", 's', index);
   }
   for (const Field& f : fields) {
+    if (!IsIndexedField(f.name)) continue;
     sep();
     AppendRecord(out, f.name, f.type == Field::Type::kNumber ? 'n' : 's', f.text);
   }

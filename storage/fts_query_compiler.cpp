@@ -173,6 +173,12 @@ class Compiler {
   std::unordered_map<const Node*, LeafPlan> plans_;
 };
 
+// A leaf on a field the index leaves out (IsIndexedField): only reading the
+// rows answers it.
+bool Unindexed(const query::Term& t) {
+  return !query::IsMessageField(t.field) && t.field != query::kIdField && !IsIndexedField(t.field);
+}
+
 // The index-term prefix of a leaf's field ("" for the message).
 std::string TermPrefix(const query::Term& t) {
   return query::IsMessageField(t.field) ? std::string() : FieldTermPrefix(t.field);
@@ -197,7 +203,7 @@ Result<Fts> Compiler::Exact(const Node& n) {
 Result<Fts> Compiler::ExactUncached(const Node& n) {
   switch (n.kind) {
     case NodeKind::kTerm:
-      if (n.term.field == query::kIdField) return Fts();
+      if (n.term.field == query::kIdField || Unindexed(n.term)) return Fts();
       return Fts(TermExpression(n.term));
     case NodeKind::kNear:
       if (!query::IsMessageField(n.term.field)) {
@@ -206,6 +212,7 @@ Result<Fts> Compiler::ExactUncached(const Node& n) {
       return Fts(NearExpression(n.term));
     case NodeKind::kWildcard:
     case NodeKind::kFuzzy: {
+      if (Unindexed(n.term)) return Fts();
       auto plan = Plan(n);
       if (!plan.ok()) return plan.status();
       return (*plan)->exact;
@@ -237,6 +244,7 @@ Result<Fts> Compiler::Candidates(const Node& n) {
   switch (n.kind) {
     case NodeKind::kWildcard:
     case NodeKind::kRegex: {
+      if (Unindexed(n.term)) return Fts();
       auto plan = Plan(n);
       if (!plan.ok()) return plan.status();
       return (*plan)->candidates;
@@ -303,13 +311,14 @@ Result<std::string> Compiler::Condition(const Node& n, bool candidates_driven) {
 
 Result<std::string> Compiler::LeafCondition(const Node& n, bool candidates_driven) {
   switch (n.kind) {
-    case NodeKind::kTerm:  // only _id has no FTS form
-      return IdCondition(n.term.text);
+    case NodeKind::kTerm:  // only _id and unindexed fields have no FTS form
+      return Unindexed(n.term) ? RowCheck(n) : IdCondition(n.term.text);
     case NodeKind::kRange:
       if (n.range.field == query::kTimestampField) return RangeCondition(n.range);
       return RowCheck(n);
     case NodeKind::kWildcard:
     case NodeKind::kRegex: {
+      if (Unindexed(n.term)) return RowCheck(n);
       auto plan = Plan(n);
       if (!plan.ok()) return plan.status();
       if (candidates_driven || !(*plan)->candidates) return RowCheck(n);

@@ -399,6 +399,27 @@ TEST(FtsQueryCompilerTest, IdsAreExactSql) {
   EXPECT_EQ(q.params, (Params{"1a22499f80100000", std::int64_t{0x1a22499f80100000}}));
 }
 
+// train.* is not in the index (attrs_codec.h): every leaf on it reads rows,
+// and it drives nothing, so an indexed conjunct still does.
+TEST(FtsQueryCompilerTest, UnindexedFieldsCheckRows) {
+  const std::string row = "dc_match(e.source, e.idx, ?10)";
+  for (const Node& n :
+       {Term("train.loss", "0.5"), Term("train.loss", "0.5", false, /*prefix=*/true),
+        Node{NodeKind::kWildcard, 0, {}, {"train.step", "1?", false, false, 0}},
+        Node{NodeKind::kRegex, 0, {}, {"train.step", "1[0-9]", false, false, 0}},
+        Node{NodeKind::kFuzzy, 0, {}, {"train.note", "warm", false, false, 1}}}) {
+    const CompiledQuery q = Compile(n);
+    EXPECT_FALSE(q.fts.has_value()) << n.term.text;
+    EXPECT_EQ(q.where, row) << n.term.text;
+  }
+  const CompiledQuery q = Compile(And({Term("train.loss", "0.5"), Term("host", "gpu")}));
+  ASSERT_TRUE(q.fts.has_value());
+  EXPECT_EQ(*q.fts, FS("host", "gpu"));
+  EXPECT_EQ(q.where, "(" + row + ")");
+  // A field that merely starts with "train" is indexed.
+  EXPECT_EQ(*Compile(Term("trainer", "x")).fts, FS("trainer", "x"));
+}
+
 TEST(FtsQueryCompilerTest, HostilePatternsStayInsideStrings) {
   FakeTerms terms({"drop", "table", "near"});
   for (const std::string text : {"'); DROP TABLE*", "NEAR(*", "\"*\"", "col:*umn", "^*", "*"}) {
@@ -485,6 +506,15 @@ TEST(AttrsCodecTest, EncodesRecordsWithoutForgeableSeparators) {
   EncodeAttrs(fields, "logs", out);
   EXPECT_EQ(out, kAttr + "_index" + kSep + "slogs" + "\x1e" + "host.name" + kSep + "sgpu-01" +
                      "\x1e" + "gpu_id" + kSep + "n0" + "\x1e" + "evil_name" + kSep + "sx y z");
+
+  // train.* is left out of the index.
+  out.clear();
+  EncodeAttrs(
+      {{"train.loss", Field::Type::kNumber, "0.5", 0.5}, {"trainer", Field::Type::kString, "a", 0}},
+      "", out);
+  EXPECT_EQ(out, kAttr + "trainer" + kSep + "sa");
+  EXPECT_FALSE(IsIndexedField("train.loss"));
+  EXPECT_TRUE(IsIndexedField("train"));
 
   std::string msg;
   EncodeMessage("hello", msg);
