@@ -1,6 +1,7 @@
 #include "ingest/document_parser.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "storage/attrs_codec.h"
@@ -23,12 +24,9 @@ bool IsInsightName(std::string_view name) {
          (name.size() == kInsight.size() || name[kInsight.size()] == '.');
 }
 
-// Whether the document may have a top-level `insight` member: its name in
-// plain text, or any \u00XX escape that could spell it.
-bool MayNameInsight(std::string_view json) {
-  return json.find(kInsight) != std::string_view::npos ||
-         json.find("\\u00") != std::string_view::npos;
-}
+// The top-level members the parser asks DocumentReader to watch, as bits of
+// DocumentView::watched_members (in the order the constructor names them).
+enum WatchedMember : std::uint32_t { kTrainMember = 1, kRunMember = 2, kInsightMember = 4 };
 
 // `source` (a JSON object) with `member` ("\"insight\":{...}") added last.
 void AppendMember(std::string& source, std::string_view member) {
@@ -36,10 +34,9 @@ void AppendMember(std::string& source, std::string_view member) {
   if (close == std::string::npos) return;  // not an object: the reader refused it already
   const auto before = source.find_last_not_of(" \t\r\n", close - 1);
   const bool empty = before == std::string::npos || source[before] == '{';
-  std::string tail;
-  if (!empty) tail.push_back(',');
-  tail.append(member);
-  source.insert(close, tail);
+  source.reserve(source.size() + member.size() + 1);
+  source.insert(close, member);
+  if (!empty) source.insert(close, 1, ',');
 }
 
 std::string InsightJson(const Insight& insight) {
@@ -61,12 +58,60 @@ std::string InsightJson(const Insight& insight) {
   return out;
 }
 
+// `"train":{"loss":0.43,...}`: the metrics found that the client did not
+// send as `train.<name>`. Only the source holds them: storage does not
+// index `train.*` (attrs_codec.h), and queries on them read this object.
+void AppendTrainObject(const TrainMetrics& m, std::string& out) {
+  out += "\"train\":{";
+  bool first = true;
+  for (std::size_t i = 0; i < kTrainMetricCount; ++i) {
+    const auto metric = static_cast<TrainMetric>(i);
+    if (!m.Has(metric) || m.Sent(metric)) continue;
+    if (!first) out.push_back(',');
+    first = false;
+    out.push_back('"');
+    out += TrainMetricName(metric);  // a plain identifier: nothing to escape
+    out += "\":";
+    out += storage::CanonicalDouble(m.Get(metric));
+  }
+  out.push_back('}');
+}
+
+// `"run":{"id":..,"rank":..,"end":"finished"}` with what was derived and not
+// sent; nothing when there is no such member.
+void AppendRunObject(const RunIdentity& run, std::string& out) {
+  std::string members;
+  auto member = [&members](std::string_view name) {
+    if (!members.empty()) members.push_back(',');
+    AppendJsonString(members, name);
+    members.push_back(':');
+  };
+  if (!run.id.empty() && !run.id_sent) {
+    member("id");
+    AppendJsonString(members, run.id);
+  }
+  if (run.rank && !run.rank_sent) {
+    member("rank");
+    members += storage::CanonicalDouble(*run.rank);
+  }
+  if (run.finished && !run.end_sent) {
+    member("end");
+    AppendJsonString(members, "finished");
+  }
+  if (members.empty()) return;
+  if (!out.empty()) out.push_back(',');
+  out += "\"run\":{";
+  out += members;
+  out.push_back('}');
+}
+
 }  // namespace
 
 DocumentParser::DocumentParser(DocumentLimits limits, const Redactor* redactor,
                                const InsightDetectors* detectors, TrainingAnomalies* anomalies)
     : reader_(limits), redactor_(redactor), detectors_(detectors), anomalies_(anomalies) {
   if (redactor_) doc_redactor_ = std::make_unique<DocumentRedactor>(*redactor_, limits.max_depth);
+  if (detectors_) reader_.WatchMembers({"train", "run", "insight"});  // the WatchedMember order
 }
 
 Result<storage::Record> DocumentParser::Parse(std::string_view json, std::size_t capacity,
@@ -99,6 +144,7 @@ Result<storage::Record> DocumentParser::Parse(std::string_view json, std::size_t
   rec.message = std::move(view_.message).value_or(std::string());
   rec.level = std::move(view_.level).value_or(std::string());
   rec.fields = std::move(view_.fields);
+  members_ = view_.watched_members;
   rec.source = std::string(Trim(json));
   if (detectors_) AddInsight(json, capacity, rec);
   return rec;
@@ -114,7 +160,7 @@ void DocumentParser::AddInsight(std::string_view json, std::size_t capacity, sto
     }
   }
   const bool detected = detectors_->Detect(rec.message, error_message, insight_);
-  const bool anomaly = AddTraining(json, capacity, detected, rec);
+  const bool anomaly = AddTraining(detected, rec);
   if (!detected && !anomaly) return;
   rec.fields.push_back({"insight.kind", storage::Field::Type::kString, std::string(insight_.kind)});
   rec.fields.push_back(
@@ -125,102 +171,55 @@ void DocumentParser::AddInsight(std::string_view json, std::size_t capacity, sto
   AppendMember(rec.source, InsightJson(insight_));
 }
 
-bool DocumentParser::AddTraining(std::string_view json, std::size_t capacity, bool has_kind,
-                                 storage::Record& rec) {
+bool DocumentParser::AddTraining(bool has_kind, storage::Record& rec) {
   metrics_.Clear();
   TakeStructuredMetrics(rec.fields, metrics_);
   ExtractTrainMetrics(rec.message, metrics_);
   const RunIdentity run = DeriveRunIdentity(rec.message, rec.fields);
-  // Decided before fields are added: whether the client has its own `train` / `run`.
-  const bool own_train = metrics_.present != 0 && HasOwnMember(json, capacity, "train", rec.fields);
-  const bool own_run = run.any_run_field || HasOwnMember(json, capacity, "run", rec.fields);
-  std::string train_json;  // the members of a `train` object for the source
-  for (std::size_t i = 0; i < kTrainMetricCount; ++i) {
-    const auto m = static_cast<TrainMetric>(i);
-    if (!metrics_.Has(m) || metrics_.Sent(m)) continue;
-    const double v = metrics_.Get(m);
-    const std::string_view name = TrainMetricName(m);
-    std::string text = storage::CanonicalDouble(v);
-    if (!train_json.empty()) train_json.push_back(',');
-    AppendJsonString(train_json, name);
-    train_json.push_back(':');
-    train_json += text;
-    std::string field = "train.";
-    field += name;
-    rec.fields.push_back({std::move(field), storage::Field::Type::kNumber, std::move(text), v});
+  std::string members;  // `"train":{..},"run":{..}` for the source
+  members.reserve(192);
+  if ((metrics_.present & ~metrics_.sent) != 0 &&
+      !HasOwnMember(kTrainMember, "train", rec.fields)) {
+    AppendTrainObject(metrics_, members);
   }
-  if (!train_json.empty() && !own_train) {
-    train_json.insert(0, "\"train\":{");
-    train_json.push_back('}');
-    AppendMember(rec.source, train_json);
-  }
-  std::string run_json;  // the members of a `run` object for the source
-  auto member = [&run_json](std::string_view name) {
-    if (!run_json.empty()) run_json.push_back(',');
-    AppendJsonString(run_json, name);
-    run_json.push_back(':');
-  };
-  if (!run.id.empty()) {
-    rec.group = run.id;
-    rec.group_end = run.finished;
-    if (!run.id_sent) {
-      rec.fields.push_back({"run.id", storage::Field::Type::kString, run.id});
-      member("id");
-      AppendJsonString(run_json, run.id);
-    }
-  }
-  if (run.rank && !run.rank_sent) {
-    const std::string text = storage::CanonicalDouble(*run.rank);
-    rec.fields.push_back({"run.rank", storage::Field::Type::kNumber, text, *run.rank});
-    member("rank");
-    run_json += text;
-  }
-  if (run.finished && !run.end_sent) {
-    rec.fields.push_back({"run.end", storage::Field::Type::kString, "finished"});
-    member("end");
-    AppendJsonString(run_json, "finished");
-  }
-  if (!run_json.empty() && !own_run) {
-    run_json.insert(0, "\"run\":{");
-    run_json.push_back('}');
-    AppendMember(rec.source, run_json);
-  }
+  // Decided before the run fields are added.
+  const bool own_run = run.any_run_field || HasOwnMember(kRunMember, "run", rec.fields);
+  if (!own_run) AppendRunObject(run, members);
+  AddRun(run, rec);
+  if (!members.empty()) AppendMember(rec.source, members);
   // Observed even when a pattern found a kind, so that the run's history is whole.
   if (!anomalies_ || !anomalies_->Observe(run.id, metrics_, anomaly_) || has_kind) return false;
   std::swap(insight_, anomaly_);
   return true;
 }
 
-// A field under `name`, or the member itself (null, {} and [] give no
-// field; its name may be escaped). The text search only rules it out
-// cheaply: a value "train" or a \u00XX escape anywhere (colored log lines
-// carry \u001b) must not stop the derived values reaching the source, where
-// range queries and the runs API read them. When the document cannot be
-// walked, the client's is assumed.
-bool DocumentParser::HasOwnMember(std::string_view json, std::size_t capacity,
-                                  std::string_view name,
-                                  const std::vector<storage::Field>& fields) {
+// The derived run fields the client did not send (they are indexed: the runs
+// view finds a run's events by `run.id`), and the record's group.
+void DocumentParser::AddRun(const RunIdentity& run, storage::Record& rec) {
+  if (!run.id.empty()) {
+    rec.group = run.id;
+    rec.group_end = run.finished;
+    if (!run.id_sent) rec.fields.push_back({"run.id", storage::Field::Type::kString, run.id});
+  }
+  if (run.rank && !run.rank_sent) {
+    rec.fields.push_back({"run.rank", storage::Field::Type::kNumber,
+                          storage::CanonicalDouble(*run.rank), *run.rank});
+  }
+  if (run.finished && !run.end_sent) {
+    rec.fields.push_back({"run.end", storage::Field::Type::kString, "finished"});
+  }
+}
+
+// A field under `name` (a dotted top-level key "train.loss" included), or
+// the member itself, whatever its value (null, {} and [] give no field; the
+// reader saw its name unescaped).
+bool DocumentParser::HasOwnMember(std::uint32_t member, std::string_view name,
+                                  const std::vector<storage::Field>& fields) const {
+  if ((members_ & member) != 0) return true;
   for (const auto& f : fields) {
     if (f.name.starts_with(name) && (f.name.size() == name.size() || f.name[name.size()] == '.')) {
       return true;
     }
-  }
-  std::string quoted = "\"";
-  quoted.append(name);
-  quoted.push_back('"');
-  if (json.find(quoted) == std::string_view::npos && json.find("\\u00") == std::string_view::npos) {
-    return false;
-  }
-  namespace od = simdjson::ondemand;
-  od::document doc;
-  od::object obj;
-  if (top_.iterate(json.data(), json.size(), capacity).get(doc) || doc.get_object().get(obj)) {
-    return true;
-  }
-  for (auto field : obj) {
-    std::string_view key;
-    if (field.unescaped_key().get(key)) return true;
-    if (key == name) return true;
   }
   return false;
 }
@@ -232,7 +231,7 @@ void DocumentParser::DropClientInsight(std::string_view json, std::size_t capaci
                                        storage::Record& rec) {
   const auto erased =
       std::erase_if(rec.fields, [](const storage::Field& f) { return IsInsightName(f.name); });
-  if (erased == 0 && !MayNameInsight(json)) return;
+  if (erased == 0 && (members_ & kInsightMember) == 0) return;
   namespace od = simdjson::ondemand;
   od::document doc;
   od::object obj;

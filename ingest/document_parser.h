@@ -29,13 +29,13 @@
 // documents are kept as sent, `insight` being an ordinary field.
 //
 // With detectors, training runs are followed too:
-//   - the metrics of train_metrics.h become number fields `train.<name>`
-//     (not repeated when the client sent `train.<name>`), and the source
-//     gets `"train":{"loss":0.43,...}` with them: range and existence
-//     queries read the stored document (storage/row_predicate.h), so a
-//     number that is not in it cannot be found by `train.loss:>10`. A
-//     document with its own top-level `train` is kept as sent (its derived
-//     metrics are then term-searchable only);
+//   - the metrics of train_metrics.h that the client did not send as
+//     `train.<name>` go into the source as `"train":{"loss":0.43,...}`,
+//     and only there: storage does not index `train.*` (attrs_codec.h), so
+//     every query on them reads the stored document
+//     (storage/row_predicate.h), and they are not added to Record::fields.
+//     A document with its own top-level `train` is kept as sent (the
+//     client's values are then the ones queries see);
 //   - run_identity.h gives `run.id`, `run.rank` and `run.end` fields
 //     (those the client did not send), Record::group = run.id and
 //     Record::group_end for a finishing line; when a run.id, rank or end
@@ -51,6 +51,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string_view>
@@ -88,12 +89,13 @@ class DocumentParser {
  private:
   void AddInsight(std::string_view json, std::size_t capacity, storage::Record& rec);
   void DropClientInsight(std::string_view json, std::size_t capacity, storage::Record& rec);
-  // Adds train.* and run.* fields; true when an anomaly was found (in insight_).
-  bool AddTraining(std::string_view json, std::size_t capacity, bool has_kind,
-                   storage::Record& rec);
+  // Adds the derived `train` and `run` members and run.* fields; true when
+  // an anomaly was found (in insight_).
+  bool AddTraining(bool has_kind, storage::Record& rec);
+  void AddRun(const RunIdentity& run, storage::Record& rec);
   // Whether the client's document has its own top-level member `name`.
-  bool HasOwnMember(std::string_view json, std::size_t capacity, std::string_view name,
-                    const std::vector<storage::Field>& fields);
+  bool HasOwnMember(std::uint32_t member, std::string_view name,
+                    const std::vector<storage::Field>& fields) const;
 
   storage::DocumentReader reader_;
   storage::DocumentView view_;  // reused between documents
@@ -106,7 +108,8 @@ class DocumentParser {
   TrainingAnomalies* anomalies_;
   TrainMetrics metrics_;
   Insight anomaly_;                 // reused between documents
-  simdjson::ondemand::parser top_;  // for reading a client's top-level members
+  std::uint32_t members_ = 0;       // the document's watched top-level members
+  simdjson::ondemand::parser top_;  // for rewriting a client's top-level members
 };
 
 // A pool of parsers so worker threads need not own one each.

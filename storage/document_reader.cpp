@@ -21,13 +21,15 @@ Status JsonError(simdjson::error_code err) {
 // Walks one document, flattening it into a DocumentView. Not reusable.
 class DocumentReader::Walker {
  public:
-  Walker(const DocumentLimits& limits, DocumentView& view) : limits_(limits), view_(view) {}
+  Walker(const DocumentLimits& limits, const std::vector<std::string>& watched, DocumentView& view)
+      : limits_(limits), watched_(watched), view_(view) {}
 
   Status Object(od::object obj, std::size_t depth) {
     if (depth > limits_.max_depth) return TooDeep();
     for (auto field : obj) {
       std::string_view key;
       if (auto err = field.unescaped_key().get(key)) return JsonError(err);
+      if (depth == 1) Watch(key);
       const std::size_t mark = path_.size();
       if (!path_.empty()) path_.push_back('.');
       path_.append(key);
@@ -148,12 +150,19 @@ class DocumentReader::Walker {
     return Status::Ok();
   }
 
+  void Watch(std::string_view key) {
+    for (std::size_t i = 0; i < watched_.size(); ++i) {
+      if (watched_[i] == key) view_.watched_members |= std::uint32_t{1} << i;
+    }
+  }
+
   Status TooDeep() const {
     return Status::InvalidArgument(
         fmt::format("document nests deeper than {} levels", limits_.max_depth));
   }
 
   const DocumentLimits& limits_;
+  const std::vector<std::string>& watched_;
   DocumentView& view_;
   std::string path_;
 };
@@ -171,7 +180,7 @@ Status DocumentReader::Read(std::string_view json, std::size_t capacity, Documen
     }
     return JsonError(err);
   }
-  Walker walker(limits_, out);
+  Walker walker(limits_, watched_, out);
   if (auto s = walker.Object(obj, 1); !s.ok()) return s;
   if (!doc.current_location().error()) {
     return Status::InvalidArgument("invalid JSON: trailing content after the document");
@@ -188,6 +197,11 @@ Status DocumentReader::Read(std::string_view json, std::size_t capacity, Documen
     out.level = std::move(walker.level);
   out.timestamp = walker.timestamp;
   return Status::Ok();
+}
+
+void DocumentReader::WatchMembers(std::vector<std::string> names) {
+  if (names.size() > 32) names.resize(32);
+  watched_ = std::move(names);
 }
 
 Status DocumentReader::ReadUnpadded(std::string_view json, DocumentView& out) {

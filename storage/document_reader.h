@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +37,10 @@ struct DocumentView {
   std::optional<std::string> message;
   std::optional<std::string> level;
   std::optional<TimeMs> timestamp;
+  // Bit i: the document has a top-level member named the reader's
+  // watched_members[i] (whatever its value: null, {} and [] included, which
+  // give no field).
+  std::uint32_t watched_members = 0;
 };
 
 class DocumentReader {
@@ -49,9 +54,15 @@ class DocumentReader {
   // The same for a document that is not padded (copied into a buffer).
   Status ReadUnpadded(std::string_view json, DocumentView& out);
 
+  // Top-level member names to report in DocumentView::watched_members (at
+  // most 32): a caller that must know whether a document has a member asks
+  // here instead of scanning the text again.
+  void WatchMembers(std::vector<std::string> names);
+
  private:
   class Walker;
   DocumentLimits limits_;
+  std::vector<std::string> watched_;
   simdjson::ondemand::parser parser_;
   std::string padded_;
 };

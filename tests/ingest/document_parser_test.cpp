@@ -289,14 +289,14 @@ Record ParseTraining(std::string_view json, TrainingAnomalies* anomalies = nullp
   return r.ok() ? std::move(*r) : Record{};
 }
 
-TEST(DocumentParserTest, MetricsAndRunBecomeFieldsAndRunObject) {
+// The metrics go into the source only (storage does not index train.*);
+// the run becomes indexed fields and an object.
+TEST(DocumentParserTest, MetricsGoToTheSourceAndRunBecomesFields) {
   const Record r = ParseTraining(
       R"({"message":"[rank3]: step 1200/5000 loss=0.43, lr=1e-4","host":{"name":"gpu-7"},)"
       R"("log":{"file":{"path":"/runs/a.log"}}})");
-  EXPECT_EQ(Fields(r),
-            (std::vector<std::string>{"host.name=s:gpu-7", "log.file.path=s:/runs/a.log",
-                                      "train.loss=n:0.43", "train.lr=n:1e-04", "train.step=n:1200",
-                                      "run.id=s:gpu-7:/runs/a.log", "run.rank=n:3"}));
+  EXPECT_EQ(Fields(r), (std::vector<std::string>{"host.name=s:gpu-7", "log.file.path=s:/runs/a.log",
+                                                 "run.id=s:gpu-7:/runs/a.log", "run.rank=n:3"}));
   EXPECT_EQ(r.group, "gpu-7:/runs/a.log");
   EXPECT_FALSE(r.group_end);
   EXPECT_EQ(
@@ -345,9 +345,8 @@ TEST(DocumentParserTest, AnomaliesFillTheInsightWhenNoPatternDid) {
   TrainingAnomalies anomalies;
   Record r = ParseTraining(R"({"message":"step 3 loss=nan","run_id":"r-1"})", &anomalies);
   EXPECT_EQ(Fields(r),
-            (std::vector<std::string>{"run_id=s:r-1", "train.step=n:3", "run.id=s:r-1",
-                                      "insight.kind=s:nan_loss", "insight.severity=s:error",
-                                      "insight.value=s:nan"}));
+            (std::vector<std::string>{"run_id=s:r-1", "run.id=s:r-1", "insight.kind=s:nan_loss",
+                                      "insight.severity=s:error", "insight.value=s:nan"}));
   EXPECT_EQ(r.source, R"({"message":"step 3 loss=nan","run_id":"r-1","train":{"step":3},)"
                       R"("run":{"id":"r-1"},)"
                       R"("insight":{"kind":"nan_loss","severity":"error","value":"nan"}})");
