@@ -11,6 +11,15 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 LISTEN ?= 127.0.0.1:9200
+# Unity build (CMake's UNITY_BUILD): each target's sources are compiled in
+# batches of UNITY_BATCH files, one translation unit per batch, so the
+# Boost/Beast/simdjson headers are parsed once per batch instead of once per
+# file. `make build UNITY=OFF` builds file by file (quicker to rebuild after
+# editing one file). Sources of one target must not reuse a name in an
+# anonymous namespace; tests/integration/*.cpp each have a namespace of their own.
+UNITY ?= ON
+UNITY_BATCH ?= 8
+UNITY_FLAGS = -DCMAKE_UNITY_BUILD=$(UNITY) -DCMAKE_UNITY_BUILD_BATCH_SIZE=$(UNITY_BATCH)
 DATA ?= ./data
 
 .PHONY: all deps build run test test-release test-asan test-node-deps bench bench-web fuzz format clean
@@ -21,7 +30,7 @@ deps:
 	./deploy/install-deps.sh
 
 build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(UNITY_FLAGS)
 	cmake --build $(BUILD) -j$(JOBS)
 
 run: build
@@ -45,7 +54,7 @@ test-release: build test-node-deps
 # sanitizers by the integration tests, at a fraction of the time.
 test-asan: deps test-node-deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
-	  -DDASHCAM_SANITIZE=ON -DDASHCAM_BENCH=OFF
+	  -DDASHCAM_SANITIZE=ON -DDASHCAM_BENCH=OFF $(UNITY_FLAGS)
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j$(JOBS) -LE browser

@@ -26,7 +26,7 @@ std::string FieldName(std::string_view name) {
   return std::string(name);
 }
 
-Node Combine(NodeKind kind, std::vector<Node> children) {
+Node CombineClauses(NodeKind kind, std::vector<Node> children) {
   if (children.empty()) return Node::MatchAll();
   if (children.size() == 1) return std::move(children[0]);
   return Node{kind, 0, std::move(children), {}, {}};
@@ -78,7 +78,7 @@ Result<Node> Match(const json::value& body, bool phrase) {
     terms.push_back(TermNode(f->first, token, false));
   }
   if (terms.empty()) return Status::InvalidArgument("[match] query has no letters or digits");
-  return Combine(all ? NodeKind::kAnd : NodeKind::kOr, std::move(terms));
+  return CombineClauses(all ? NodeKind::kAnd : NodeKind::kOr, std::move(terms));
 }
 
 Result<Node> TermQuery(const json::value& body) {
@@ -99,7 +99,7 @@ Result<Node> TermsQuery(const json::value& body) {
   if (!values || values->empty()) return Status::InvalidArgument("[terms] needs a list of values");
   std::vector<Node> any;
   for (const json::value& v : *values) any.push_back(TermNode(f->first, ScalarText(v), true));
-  return Combine(NodeKind::kOr, std::move(any));
+  return CombineClauses(NodeKind::kOr, std::move(any));
 }
 
 Result<Node> RangeQuery(const json::value& body, TimeMs now) {
@@ -170,9 +170,10 @@ Result<Node> Bool(const json::value& body, TimeMs now, int depth) {
   }
   // `should` is required only when nothing else constrains (or when asked).
   const bool should_required = must.empty() || o->contains("minimum_should_match");
-  if (!should.empty() && should_required) must.push_back(Combine(NodeKind::kOr, std::move(should)));
+  if (!should.empty() && should_required)
+    must.push_back(CombineClauses(NodeKind::kOr, std::move(should)));
   for (Node& n : must_not) must.push_back(Node::MakeNot(std::move(n), 0));
-  return Combine(NodeKind::kAnd, std::move(must));
+  return CombineClauses(NodeKind::kAnd, std::move(must));
 }
 
 Result<Node> QueryString(const json::value& body, TimeMs now) {
@@ -272,7 +273,7 @@ Result<Node> TranslateIndexExpression(std::string_view expression) {
     if (!storage::TextTokenizer::HasTokens(name)) return Node::MatchAll();
     any.push_back(Node::MakeTerm(query::Term{"_index", std::string(name), !prefix, prefix}, 0));
   }
-  return Combine(NodeKind::kOr, std::move(any));
+  return CombineClauses(NodeKind::kOr, std::move(any));
 }
 
 Result<TimeMs> ResolveEsDate(const json::value& v, TimeMs now) {

@@ -9,14 +9,14 @@
 namespace dashcam::api {
 namespace {
 
-constexpr std::size_t kMaxTop = 100;
+constexpr std::size_t kMaxFieldsTop = 100;
 constexpr std::size_t kMaxSample = 200'000;
 
 std::optional<std::string> ReadParam(std::string_view key, std::string_view value,
                                      storage::FieldsSpec& spec) {
   if (key == "top") {
-    auto n = ParseCount(value, 1, kMaxTop);
-    if (!n) return fmt::format("[top] must be an integer from 1 to {}", kMaxTop);
+    auto n = ParseCount(value, 1, kMaxFieldsTop);
+    if (!n) return fmt::format("[top] must be an integer from 1 to {}", kMaxFieldsTop);
     spec.top = *n;
   } else if (key == "sample") {
     auto n = ParseCount(value, 1, kMaxSample);

@@ -66,7 +66,7 @@ struct HistogramParams {
   std::string value_text;  // as given, echoed back
 };
 
-std::optional<TimeMs> ParseInterval(std::string_view s) {
+std::optional<TimeMs> ParseHistogramInterval(std::string_view s) {
   TimeMs n = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
   const std::string_view unit(p, static_cast<std::size_t>(s.data() + s.size() - p));
@@ -86,7 +86,7 @@ std::optional<std::string> ReadParam(std::string_view key, std::string_view valu
       p.interval.reset();
       return std::nullopt;
     }
-    p.interval = ParseInterval(value);
+    p.interval = ParseHistogramInterval(value);
     if (!p.interval) {
       return fmt::format(
           "[interval] must be auto or <n><unit> with unit ms, s, m, h, d or w (30s, 1m, 1h, "

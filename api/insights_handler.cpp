@@ -17,12 +17,12 @@
 namespace dashcam::api {
 namespace {
 
-constexpr std::size_t kMaxLimit = 1000;
+constexpr std::size_t kInsightsMaxLimit = 1000;
 constexpr std::size_t kMaxEventsRead = 100'000;
 constexpr std::size_t kMaxIncidents = 10'000;  // tracked while reading
 constexpr std::size_t kMaxListed = 1000;       // values per hosts/users/ranks/gpus
-constexpr std::size_t kPageEvents = 1000;
-constexpr std::size_t kPageBytes = 8u << 20;
+constexpr std::size_t kInsightsPageEvents = 1000;
+constexpr std::size_t kInsightsPageBytes = 8u << 20;
 // An incident keeps its first event's message for the answer; a client can
 // make messages megabytes long, and up to kMaxIncidents are held at once.
 constexpr std::size_t kMaxSubjectMessageBytes = 4096;
@@ -117,10 +117,10 @@ Result<Folded> FoldIncidents(storage::EventStore& store, const query::Node& quer
   scan.lo = static_cast<storage::EventKey>(from) << 20;
   scan.hi = (static_cast<storage::EventKey>(to) << 20) - 1;
   scan.ascending = false;
-  scan.max_bytes = kPageBytes;
+  scan.max_bytes = kInsightsPageBytes;
   scan.deadline = deadline;
   while (scan.lo <= scan.hi) {
-    scan.limit = std::min(kPageEvents, kMaxEventsRead - out.events_read);
+    scan.limit = std::min(kInsightsPageEvents, kMaxEventsRead - out.events_read);
     if (scan.limit == 0) {
       out.complete = false;
       break;
@@ -210,7 +210,7 @@ boost::asio::awaitable<HttpResponse> HandleInsights(HttpRequest req, ApiContext&
   const auto start = storage::Clock::now();
   std::size_t limit = 100;
   const TimeMs now = ctx.now();
-  auto parsed_params = ParseQueryParams(req.target(), now, LimitParam(&limit, kMaxLimit));
+  auto parsed_params = ParseQueryParams(req.target(), now, LimitParam(&limit, kInsightsMaxLimit));
   if (auto* err = std::get_if<std::string>(&parsed_params)) co_return BadParamResponse(req, *err);
   const QueryParams& p = std::get<QueryParams>(parsed_params);
   auto parsed = ParseRequestQuery(p.q, now);

@@ -22,17 +22,17 @@ constexpr std::array<std::uint8_t, 256> kClass = MakeClasses();
 constexpr std::size_t kMaxToken = 200;  // longer tokens (blobs) become <long>
 constexpr std::size_t kMaxBarScan = 256;
 
-bool IsDigit(char c) {
+bool IsAsciiDigit(char c) {
   return c >= '0' && c <= '9';
 }
 bool IsAlpha(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 bool IsAlnum(char c) {
-  return IsDigit(c) || IsAlpha(c);
+  return IsAsciiDigit(c) || IsAlpha(c);
 }
 bool IsHex(char c) {
-  return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+  return IsAsciiDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 std::uint8_t ClassOf(char c) {
   return kClass[static_cast<unsigned char>(c)];
@@ -73,7 +73,7 @@ std::size_t BarEnd(std::string_view s, std::size_t i) {
 }
 
 std::size_t SkipDigits(std::string_view s, std::size_t k) {
-  while (k < s.size() && IsDigit(s[k])) ++k;
+  while (k < s.size() && IsAsciiDigit(s[k])) ++k;
   return k;
 }
 
@@ -81,11 +81,11 @@ std::size_t SkipDigits(std::string_view s, std::size_t k) {
 // fraction, an optional exponent).
 std::size_t NumberEnd(std::string_view s, std::size_t k) {
   k = SkipDigits(s, k);
-  if (k + 1 < s.size() && s[k] == '.' && IsDigit(s[k + 1])) k = SkipDigits(s, k + 1);
+  if (k + 1 < s.size() && s[k] == '.' && IsAsciiDigit(s[k + 1])) k = SkipDigits(s, k + 1);
   if (k + 1 < s.size() && (s[k] == 'e' || s[k] == 'E')) {
     std::size_t e = k + 1;
     if (e + 1 < s.size() && (s[e] == '-' || s[e] == '+')) ++e;
-    if (e < s.size() && IsDigit(s[e])) k = SkipDigits(s, e);
+    if (e < s.size() && IsAsciiDigit(s[e])) k = SkipDigits(s, e);
   }
   return k;
 }
@@ -148,7 +148,7 @@ bool IsTime(std::string_view t) {
   auto digits = [&](std::size_t at, std::size_t n) {
     if (at + n > t.size()) return false;
     for (std::size_t i = at; i < at + n; ++i)
-      if (!IsDigit(t[i])) return false;
+      if (!IsAsciiDigit(t[i])) return false;
     return true;
   };
   if (digits(0, 4) && t.size() >= 10 && (t[4] == '-' || t[4] == '/') && t[7] == t[4] &&
@@ -163,7 +163,7 @@ bool IsTime(std::string_view t) {
     ++fields;
   }
   if (fields < 2) return false;
-  if (k + 1 < t.size() && (t[k] == '.' || t[k] == ',') && IsDigit(t[k + 1]))
+  if (k + 1 < t.size() && (t[k] == '.' || t[k] == ',') && IsAsciiDigit(t[k + 1]))
     k = SkipDigits(t, k + 1);
   if (k < t.size() && t[k] == 'Z') ++k;
   if (k < t.size() && (t[k] == '+' || t[k] == '-')) {
@@ -349,7 +349,7 @@ void TemplateBuilder::Token(std::string_view t) {
   if (core.empty()) {
   } else if (IsUrl(core)) {
     whole = "<url>";
-  } else if (IsDigit(core[0]) && IsTime(core)) {
+  } else if (IsAsciiDigit(core[0]) && IsTime(core)) {
     whole = "<time>";
   } else if (IsUuid(core)) {
     whole = "<uuid>";
@@ -373,7 +373,7 @@ void TemplateBuilder::Token(std::string_view t) {
 void TemplateBuilder::Mixed(std::string_view t) {
   for (std::size_t k = 0; k < t.size();) {
     const char c = t[k];
-    const bool sign = (c == '-' || c == '+') && k + 1 < t.size() && IsDigit(t[k + 1]) &&
+    const bool sign = (c == '-' || c == '+') && k + 1 < t.size() && IsAsciiDigit(t[k + 1]) &&
                       (k == 0 || !IsAlnum(t[k - 1]));
     if (IsAlnum(c) || sign) {
       k = AlnumRun(t, sign ? k + 1 : k);
@@ -391,8 +391,8 @@ std::size_t TemplateBuilder::AlnumRun(std::string_view t, std::size_t k) {
   bool all_hex = true, letters = false;
   for (; end < t.size() && IsAlnum(t[end]); ++end) {
     const char c = t[end];
-    if (IsDigit(c)) {
-      if (end == k || !IsDigit(t[end - 1])) ++digit_runs;
+    if (IsAsciiDigit(c)) {
+      if (end == k || !IsAsciiDigit(t[end - 1])) ++digit_runs;
     } else {
       letters = true;
       all_hex = all_hex && IsHex(c);
@@ -419,7 +419,7 @@ std::size_t TemplateBuilder::AlnumRun(std::string_view t, std::size_t k) {
       return end;
     }
   }
-  if (IsDigit(t[k])) {
+  if (IsAsciiDigit(t[k])) {
     const std::size_t num = NumberEnd(t, k);
     const std::size_t unit = UnitEnd(t, num);
     if (unit > num && (unit == t.size() || !IsAlnum(t[unit]))) {
@@ -433,7 +433,7 @@ std::size_t TemplateBuilder::AlnumRun(std::string_view t, std::size_t k) {
   }
   // A word, digit runs in it masked (rank3, gpu07).
   for (std::size_t i = k; i < end;) {
-    if (IsDigit(t[i])) {
+    if (IsAsciiDigit(t[i])) {
       out_ += "<num>";
       i = SkipDigits(t, i);
     } else {

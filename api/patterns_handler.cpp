@@ -18,30 +18,30 @@
 namespace dashcam::api {
 namespace {
 
-constexpr std::size_t kDefaultLimit = 50, kMaxLimit = 1000;
-constexpr std::size_t kDefaultSample = 50'000, kMaxSample = 200'000;
+constexpr std::size_t kPatternsDefaultLimit = 50, kPatternsMaxLimit = 1000;
+constexpr std::size_t kDefaultSample = 50'000, kPatternsMaxSample = 200'000;
 constexpr std::size_t kMaxTemplates = 5'000;
 constexpr std::size_t kMaxExampleBytes = 500;
 // A scan page: at most this many events or bytes of documents in memory.
-constexpr std::size_t kPageEvents = 1000;
-constexpr std::size_t kPageBytes = 4u << 20;
+constexpr std::size_t kPatternsPageEvents = 1000;
+constexpr std::size_t kPatternsPageBytes = 4u << 20;
 // Rounds of handing a range's unused budget to the buckets that want more.
 constexpr int kSampleRounds = 4;
 
 struct PatternParams {
-  std::size_t limit = kDefaultLimit;
+  std::size_t limit = kPatternsDefaultLimit;
   std::size_t sample = kDefaultSample;
 };
 
 std::optional<std::string> ReadParam(std::string_view key, std::string_view value,
                                      PatternParams& p) {
   if (key == "limit") {
-    auto n = ParseCount(value, 1, kMaxLimit);
-    if (!n) return fmt::format("[limit] must be an integer from 1 to {}", kMaxLimit);
+    auto n = ParseCount(value, 1, kPatternsMaxLimit);
+    if (!n) return fmt::format("[limit] must be an integer from 1 to {}", kPatternsMaxLimit);
     p.limit = *n;
   } else if (key == "sample") {
-    auto n = ParseCount(value, 1, kMaxSample);
-    if (!n) return fmt::format("[sample] must be an integer from 1 to {}", kMaxSample);
+    auto n = ParseCount(value, 1, kPatternsMaxSample);
+    if (!n) return fmt::format("[sample] must be an integer from 1 to {}", kPatternsMaxSample);
     p.sample = *n;
   }
   return std::nullopt;
@@ -127,8 +127,8 @@ Result<std::vector<BucketRead>> SampleRange(storage::EventStore& store, const qu
         req.query = &query;
         req.lo = r.lo;
         req.hi = r.hi;
-        req.limit = std::min(want, kPageEvents);
-        req.max_bytes = kPageBytes;
+        req.limit = std::min(want, kPatternsPageEvents);
+        req.max_bytes = kPatternsPageBytes;
         req.deadline = deadline;
         auto page = store.Scan(req);
         if (!page.ok()) return page.status();

@@ -20,7 +20,7 @@ namespace dashcam::api {
 namespace {
 
 constexpr const char* kRunField = "run.id";
-constexpr std::size_t kMaxLimit = 1000;
+constexpr std::size_t kRunsMaxLimit = 1000;
 constexpr std::size_t kSummaryEvents = 2000;
 constexpr std::size_t kListed = 50;
 constexpr std::size_t kMaxPoints = 2000;
@@ -269,7 +269,7 @@ boost::asio::awaitable<HttpResponse> HandleRuns(HttpRequest req, ApiContext& ctx
   const auto start = storage::Clock::now();
   std::size_t limit = 100;
   const TimeMs now = ctx.now();
-  auto parsed_params = ParseQueryParams(req.target(), now, LimitParam(&limit, kMaxLimit));
+  auto parsed_params = ParseQueryParams(req.target(), now, LimitParam(&limit, kRunsMaxLimit));
   if (auto* err = std::get_if<std::string>(&parsed_params)) co_return BadParamResponse(req, *err);
   const QueryParams& p = std::get<QueryParams>(parsed_params);
   auto parsed = ParseRequestQuery(p.q, now);
@@ -286,7 +286,7 @@ boost::asio::awaitable<HttpResponse> HandleRuns(HttpRequest req, ApiContext& ctx
     g.from = p.from.value_or(kMinEventTime);
     g.to = p.to.value_or(kMaxEventTime);
     // With q, runs are dropped after the rollup: ask for more of them.
-    g.limit = also ? kMaxLimit : limit;
+    g.limit = also ? kRunsMaxLimit : limit;
     g.group_field = kRunField;
     g.deadline = deadline;
     auto groups = ctx.store.Groups(g);

@@ -12,7 +12,7 @@ namespace {
 constexpr std::size_t kScanPageEvents = 500;
 // Formatted events are queued in pieces of about this size, so that a client
 // that keeps up never holds more than a few pieces (see --tail-queue-bytes).
-constexpr std::size_t kPieceBytes = 64u << 10;
+constexpr std::size_t kTailPieceBytes = 64u << 10;
 // New keys further apart than this (a second of event time) are scanned as
 // separate ranges, so that a late event does not make a dispatch scan every
 // event between it and the present.
@@ -194,7 +194,7 @@ Status TailHub::Deliver(const query::Node& query, const NewKeys& keys, std::uint
             if (at->second > a.since && ev.ts_ms >= a.from && ev.ts_ms < a.to) {
               a.formatter.Append(ev, a.text);
               ++a.events;
-              if (a.text.size() >= kPieceBytes) Flush(a);
+              if (a.text.size() >= kTailPieceBytes) Flush(a);
             }
           }
         }

@@ -14,14 +14,14 @@ bool IsLower(char c) {
 bool IsUpper(char c) {
   return c >= 'A' && c <= 'Z';
 }
-bool IsDigit(char c) {
+bool IsAsciiDigit(char c) {
   return c >= '0' && c <= '9';
 }
-bool IsAlpha(char c) {
+bool IsAsciiAlpha(char c) {
   return IsLower(c) || IsUpper(c);
 }
 
-char Lower(char c) {
+char AsciiLower(char c) {
   return IsUpper(c) ? static_cast<char>(c - 'A' + 'a') : c;
 }
 
@@ -37,7 +37,7 @@ std::vector<std::string> SplitWords(std::string_view name) {
   };
   for (std::size_t i = 0; i < name.size(); ++i) {
     const char c = name[i];
-    if (!IsAlpha(c) && !IsDigit(c)) {
+    if (!IsAsciiAlpha(c) && !IsAsciiDigit(c)) {
       flush();
       continue;
     }
@@ -46,10 +46,10 @@ std::vector<std::string> SplitWords(std::string_view name) {
       const bool camel = IsLower(p) && IsUpper(c);
       const bool acronym_end =
           IsUpper(p) && IsUpper(c) && i + 1 < name.size() && IsLower(name[i + 1]);
-      const bool digit_step = IsDigit(p) != IsDigit(c);
+      const bool digit_step = IsAsciiDigit(p) != IsAsciiDigit(c);
       if (camel || acronym_end || digit_step) flush();
     }
-    cur.push_back(Lower(c));
+    cur.push_back(AsciiLower(c));
   }
   flush();
   return words;
@@ -92,7 +92,7 @@ bool MayBeSecret(std::string_view name) {
     if (name.size() < frag.size()) continue;
     for (std::size_t i = 0; i + frag.size() <= name.size(); ++i) {
       std::size_t j = 0;
-      while (j < frag.size() && Lower(name[i + j]) == frag[j]) ++j;
+      while (j < frag.size() && AsciiLower(name[i + j]) == frag[j]) ++j;
       if (j == frag.size()) return true;
     }
   }

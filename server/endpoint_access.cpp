@@ -7,7 +7,7 @@ namespace {
 
 namespace http = boost::beast::http;
 
-bool IsRead(http::verb v) {
+bool IsReadMethod(http::verb v) {
   return v == http::verb::get || v == http::verb::head;
 }
 
@@ -38,19 +38,19 @@ Access ApiV1Access(const std::vector<std::string>& seg) {
 }  // namespace
 
 Access RequiredAccess(http::verb method, const std::vector<std::string>& seg, bool wants_html) {
-  if (seg.empty()) return IsRead(method) && wants_html ? Access::kOpen : Access::kAnyKey;
+  if (seg.empty()) return IsReadMethod(method) && wants_html ? Access::kOpen : Access::kAnyKey;
   if (seg.size() == 1) {
     const std::string& s = seg[0];
     if (s == "healthz" || s == "readyz") return Access::kOpen;
     if (s == "metrics") return Access::kFleetRead;
     if (s == "_bulk") return Access::kIngest;
     if (s == "_search" || s == "_count") return Access::kRead;
-    if (IsRead(method) && web::FindAsset("/" + s) != nullptr) return Access::kOpen;
+    if (IsReadMethod(method) && web::FindAsset("/" + s) != nullptr) return Access::kOpen;
   }
   if (seg.size() == 2 && seg[1] == "_bulk") return Access::kIngest;
   if (seg.size() == 2 && (seg[1] == "_search" || seg[1] == "_count")) return Access::kRead;
   if (seg.size() >= 3 && seg[0] == "api" && seg[1] == "v1") return ApiV1Access(seg);
-  if (IsEsManagement(seg)) return IsRead(method) ? Access::kAnyKey : Access::kIngest;
+  if (IsEsManagement(seg)) return IsReadMethod(method) ? Access::kAnyKey : Access::kIngest;
   return Access::kAdmin;
 }
 

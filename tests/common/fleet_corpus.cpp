@@ -17,9 +17,9 @@ namespace json = boost::json;
 
 constexpr int64_t kSecond = 1000;
 constexpr int64_t kMinute = 60 * kSecond;
-constexpr int kRuns = 30;
-constexpr int kHosts = 8;
-constexpr std::array<const char*, 5> kUsers = {"zhangsan", "alice", "bob", "wei", "lisi"};
+constexpr int kFleetRuns = 30;
+constexpr int kFleetHosts = 8;
+constexpr std::array<const char*, 5> kFleetUsers = {"zhangsan", "alice", "bob", "wei", "lisi"};
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 enum class Style { kRankLine, kHuggingFace, kLightning };
@@ -82,7 +82,7 @@ std::string Fixed(double v, int digits) {
 
 std::string Host(int h) {
   char buf[16];
-  std::snprintf(buf, sizeof buf, "gpu-node-%02d", h % kHosts + 1);
+  std::snprintf(buf, sizeof buf, "gpu-node-%02d", h % kFleetHosts + 1);
   return buf;
 }
 
@@ -93,8 +93,8 @@ std::string RunName(int i) {
 }
 
 // The step line of `style` at step index k (50 optimizer steps apart).
-std::string StepLine(Style style, int rank, int k, const std::string& loss,
-                     const std::string& grad_norm) {
+std::string FleetStepLine(Style style, int rank, int k, const std::string& loss,
+                          const std::string& grad_norm) {
   const int step = k * 50;
   const double epoch = k / 20.0;
   switch (style) {
@@ -126,7 +126,7 @@ std::string FinishLine(Style style) {
   return {};
 }
 
-struct Run {
+struct FleetRun {
   int index = 0;
   std::string name;
   int ranks = 1;
@@ -137,7 +137,7 @@ struct Run {
   std::string user;
 };
 
-Origin RankOrigin(const Run& run, int rank) {
+Origin RankOrigin(const FleetRun& run, int rank) {
   Origin o;
   o.host = Host(run.index + (run.ranks == 8 && rank >= 4 ? 1 : 0));
   o.user = run.user;
@@ -150,7 +150,7 @@ Origin RankOrigin(const Run& run, int rank) {
   return o;
 }
 
-int LocalGpu(const Run& run, int rank) {
+int LocalGpu(const FleetRun& run, int rank) {
   return run.ranks == 8 ? rank % 4 : rank;
 }
 
@@ -159,7 +159,7 @@ class FleetWriter {
   FleetWriter(const FleetOptions& options) : options_(options) {}
 
   FleetCorpus Write() {
-    for (int i = 0; i < kRuns; ++i) WriteRun(MakeRun(i));
+    for (int i = 0; i < kFleetRuns; ++i) WriteRun(MakeRun(i));
     WriteHostNoise();
     if (options_.inject) WriteKernelFailures();
     FleetCorpus corpus;
@@ -172,13 +172,13 @@ class FleetWriter {
   }
 
  private:
-  Run MakeRun(int i) const {
-    Run r;
+  FleetRun MakeRun(int i) const {
+    FleetRun r;
     r.index = i;
     r.name = RunName(i);
     r.ranks = i % 3 == 0 ? 8 : i % 3 == 1 ? 4 : 1;
     r.style = static_cast<Style>(i / 3 % 3);
-    r.user = kUsers[static_cast<size_t>(i) % kUsers.size()];
+    r.user = kFleetUsers[static_cast<size_t>(i) % kFleetUsers.size()];
     const int64_t now = options_.now_ms;
     r.start = now - 175 * kMinute + i * 4 * kMinute;
     r.end = std::min(r.start + (50 + i * 7 % 40) * kMinute, now - 2 * kMinute);
@@ -207,7 +207,7 @@ class FleetWriter {
     return r;
   }
 
-  void WriteRun(const Run& run) {
+  void WriteRun(const FleetRun& run) {
     const bool at_start = run.failure == "cuda_driver_mismatch" || run.failure == "gpu_unavailable";
     const int64_t fail_at =
         at_start ? run.start + 5 * kSecond
@@ -238,7 +238,7 @@ class FleetWriter {
     }
   }
 
-  void WriteStartup(const Run& run) {
+  void WriteStartup(const FleetRun& run) {
     const Origin o = RankOrigin(run, 0);
     b_.Add(run.start, o, "INFO",
            "CUDA_VISIBLE_DEVICES=0,1,2,3 WORLD_SIZE=" + std::to_string(run.ranks) +
@@ -254,7 +254,7 @@ class FleetWriter {
   }
 
   // One step of every rank; `loss_override` replaces every rank's loss.
-  void WriteStep(const Run& run, int64_t t, int k, std::optional<std::string> loss_override,
+  void WriteStep(const FleetRun& run, int64_t t, int k, std::optional<std::string> loss_override,
                  std::optional<std::string> grad_override = std::nullopt) {
     const double base = 0.35 + 2.2 * std::exp(-k / 15.0);
     for (int rank = 0; rank < run.ranks; ++rank) {
@@ -264,7 +264,7 @@ class FleetWriter {
       const std::string grad =
           grad_override.value_or(Fixed(0.9 + 0.2 * Noise(seed + 77, static_cast<uint64_t>(k)), 3));
       b_.Add(t + rank * 37, RankOrigin(run, rank), "INFO",
-             StepLine(run.style, rank, k, loss, grad));
+             FleetStepLine(run.style, rank, k, loss, grad));
     }
     if (k > 0 && k % 10 == 0) {
       const Origin o = RankOrigin(run, 0);
@@ -279,7 +279,7 @@ class FleetWriter {
 
   // Writes `run`'s injected failure at `t` (step index k). Returns true when
   // the run ends with it.
-  bool WriteFailure(const Run& run, int64_t t, int k) {
+  bool WriteFailure(const FleetRun& run, int64_t t, int k) {
     InjectedFailure f;
     f.kind = run.failure;
     f.run_id = RankOrigin(run, 0).run_id;
@@ -336,18 +336,18 @@ class FleetWriter {
       // Three steps of NaN loss on every rank, then the user stops the run.
       for (int s = 0; s < 3; ++s) {
         const std::string id = b_.Add(t + s * kMinute, RankOrigin(run, 0), "INFO",
-                                      StepLine(run.style, 0, k + s, "nan", "1.021"));
+                                      FleetStepLine(run.style, 0, k + s, "nan", "1.021"));
         if (s == 0) f.first_id = id;
         for (int rank = 1; rank < run.ranks; ++rank) {
           b_.Add(t + s * kMinute + rank * 37, RankOrigin(run, rank), "INFO",
-                 StepLine(run.style, rank, k + s, "nan", "1.021"));
+                 FleetStepLine(run.style, rank, k + s, "nan", "1.021"));
         }
       }
       f.lines = 3 * run.ranks;
       f.exact_lines = false;
     } else if (f.kind == "loss_spike") {
       f.first_id =
-          b_.Add(t, RankOrigin(run, 0), "INFO", StepLine(run.style, 0, k, "12.5000", "1.013"));
+          b_.Add(t, RankOrigin(run, 0), "INFO", FleetStepLine(run.style, 0, k, "12.5000", "1.013"));
       f.facts = {{"loss", 12.5}};
       f.lines = 1;
       f.exact_lines = false;
@@ -355,7 +355,7 @@ class FleetWriter {
     } else if (f.kind == "grad_explosion") {
       for (int rank = 0; rank < run.ranks; ++rank) {
         const std::string id = b_.Add(t + rank * 37, RankOrigin(run, rank), "INFO",
-                                      StepLine(run.style, rank, k, "0.4012", "850.000"));
+                                      FleetStepLine(run.style, rank, k, "0.4012", "850.000"));
         if (rank == 0) f.first_id = id;
       }
       f.facts = {{"grad_norm", 850}};
@@ -372,8 +372,8 @@ class FleetWriter {
     const int64_t now = options_.now_ms;
     int n = 0;
     for (int64_t t = now - 178 * kMinute; t < now - kMinute; t += 2 * kMinute) {
-      for (int h = 0; h < kHosts; ++h, ++n) {
-        const std::string user = kUsers[static_cast<size_t>(n) % kUsers.size()];
+      for (int h = 0; h < kFleetHosts; ++h, ++n) {
+        const std::string user = kFleetUsers[static_cast<size_t>(n) % kFleetUsers.size()];
         Origin o{Host(h), "", user, "", ""};
         const int64_t at = t + h * 1500;
         switch (n % 6) {

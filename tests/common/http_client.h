@@ -62,5 +62,9 @@ std::string UrlEncode(std::string_view s);
 // gzip-compresses `data` (level 1, like Filebeat). REQUIRES: 0 <= level <= 9.
 // Throws std::runtime_error if zlib fails (it cannot allocate its state).
 std::string Gzip(std::string_view data, int level = 1);
+// zlib-wrapped deflate (RFC 1950), as `Content-Encoding: deflate` and Beats'
+// compressed frames send it. `level` -1 is zlib's default (6); otherwise
+// REQUIRES: 0 <= level <= 9. Throws std::runtime_error if zlib fails.
+std::string Zlib(std::string_view data, int level = -1);
 
 }  // namespace dashcam::testing

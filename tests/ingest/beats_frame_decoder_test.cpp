@@ -13,9 +13,12 @@
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
 
+#include "tests/common/http_client.h"
+
 namespace dashcam::ingest {
 namespace {
 
+using dashcam::testing::Zlib;
 using Type = BeatsFrame::Type;
 
 std::string U32(std::uint32_t v) {
@@ -29,18 +32,8 @@ std::string JsonFrame(std::uint32_t seq, std::string_view json, char version = '
   return std::string{version, 'J'} + U32(seq) + U32(static_cast<std::uint32_t>(json.size())) +
          std::string(json);
 }
-std::string Zlib(std::string_view data) {
-  uLongf size = compressBound(static_cast<uLong>(data.size()));
-  std::string out(size, '\0');
-  EXPECT_EQ(
-      compress2(reinterpret_cast<Bytef*>(out.data()), &size,
-                reinterpret_cast<const Bytef*>(data.data()), static_cast<uLong>(data.size()), 3),
-      Z_OK);
-  out.resize(size);
-  return out;
-}
 std::string CompressedFrame(std::string_view frames, char version = '2') {
-  const std::string z = Zlib(frames);
+  const std::string z = Zlib(frames, 3);
   return std::string{version, 'C'} + U32(static_cast<std::uint32_t>(z.size())) + z;
 }
 std::string DataFrame(std::uint32_t seq, const std::vector<std::pair<std::string, std::string>>& kv,
@@ -60,8 +53,8 @@ struct Decoded {
 };
 
 // Feeds `bytes` in pieces cut at `cuts` (ascending offsets).
-Decoded Decode(std::string_view bytes, std::vector<std::size_t> cuts = {},
-               BeatsFrameLimits limits = {}) {
+Decoded DecodeFrames(std::string_view bytes, std::vector<std::size_t> cuts = {},
+                     BeatsFrameLimits limits = {}) {
   BeatsFrameDecoder decoder(limits);
   Decoded d;
   std::size_t from = 0;
@@ -80,7 +73,7 @@ Decoded Decode(std::string_view bytes, std::vector<std::size_t> cuts = {},
 Decoded DecodeByteByByte(std::string_view bytes, BeatsFrameLimits limits = {}) {
   std::vector<std::size_t> cuts;
   for (std::size_t i = 1; i < bytes.size(); ++i) cuts.push_back(i);
-  return Decode(bytes, cuts, limits);
+  return DecodeFrames(bytes, cuts, limits);
 }
 
 BeatsFrame W(std::uint32_t count, char version = '2') {
@@ -96,7 +89,7 @@ TEST(BeatsFrameDecoder, ProtocolExampleBytes) {
       "\x32\x4a\x00\x00\x00\x01\x00\x00\x00\x10"
       R"({"message":"hi"})",
       32);
-  const Decoded d = Decode(bytes);
+  const Decoded d = DecodeFrames(bytes);
   ASSERT_TRUE(d.status.ok()) << d.status.ToString();
   EXPECT_EQ(d.frames, (std::vector<BeatsFrame>{W(1), J(1, R"({"message":"hi"})")}));
 }
@@ -112,7 +105,7 @@ TEST(BeatsFrameDecoder, CompressedFrameYieldsItsFramesInPlace) {
   const std::string bytes =
       WindowFrame(2) + CompressedFrame(JsonFrame(1, R"({"a":1})") + JsonFrame(2, R"({"b":2})")) +
       WindowFrame(1) + JsonFrame(1, R"({"c":3})");
-  const Decoded d = Decode(bytes);
+  const Decoded d = DecodeFrames(bytes);
   ASSERT_TRUE(d.status.ok()) << d.status.ToString();
   EXPECT_EQ(d.frames, (std::vector<BeatsFrame>{W(2), J(1, R"({"a":1})"), J(2, R"({"b":2})"), W(1),
                                                J(1, R"({"c":3})")}));
@@ -124,7 +117,7 @@ TEST(BeatsFrameDecoder, V1DataFrameBecomesAJsonObjectOfStrings) {
       WindowFrame(2, '1') +
       CompressedFrame(
           DataFrame(1, {{"line", tricky}, {"host", "a"}, {"host", "b"}}) + DataFrame(2, {}), '1');
-  const Decoded d = Decode(bytes);
+  const Decoded d = DecodeFrames(bytes);
   ASSERT_TRUE(d.status.ok()) << d.status.ToString();
   ASSERT_EQ(d.frames.size(), 3u);
   EXPECT_EQ(d.frames[0], W(2, '1'));
@@ -148,12 +141,12 @@ std::string MixedStream() {
 
 TEST(BeatsFrameDecoder, EverySplitGivesTheSameFrames) {
   const std::string bytes = MixedStream();
-  const Decoded whole = Decode(bytes);
+  const Decoded whole = DecodeFrames(bytes);
   ASSERT_TRUE(whole.status.ok()) << whole.status.ToString();
   ASSERT_EQ(whole.frames.size(), 6u);
   for (std::size_t i = 0; i <= bytes.size(); ++i) {
     for (std::size_t j = i; j <= bytes.size(); ++j) {
-      const Decoded d = Decode(bytes, {i, j});
+      const Decoded d = DecodeFrames(bytes, {i, j});
       ASSERT_TRUE(d.status.ok()) << "cuts " << i << "," << j << ": " << d.status.ToString();
       ASSERT_EQ(d.frames, whole.frames) << "cuts " << i << "," << j;
     }
@@ -170,7 +163,7 @@ struct Malformed {
 };
 
 std::vector<Malformed> MalformedCases() {
-  const std::string zlib = Zlib(JsonFrame(1, R"({"message":"x"})"));
+  const std::string zlib = Zlib(JsonFrame(1, R"({"message":"x"})"), 3);
   auto c_frame = [](std::string_view payload) {
     return std::string("2C") + U32(static_cast<std::uint32_t>(payload.size())) +
            std::string(payload);
@@ -208,7 +201,7 @@ TEST(BeatsFrameDecoder, MalformedInputIsAClearErrorWholeOrByteByByte) {
     SCOPED_TRACE(m.name);
     // Valid frames first: they come out, then the error.
     const std::string bytes = WindowFrame(1) + JsonFrame(1, "{}") + m.bytes;
-    for (const Decoded& d : {Decode(bytes, {}, limits), DecodeByteByByte(bytes, limits)}) {
+    for (const Decoded& d : {DecodeFrames(bytes, {}, limits), DecodeByteByByte(bytes, limits)}) {
       EXPECT_EQ(d.status.code(), StatusCode::kInvalidArgument);
       EXPECT_NE(d.status.message().find(m.reason), std::string::npos) << d.status.message();
       EXPECT_EQ(d.frames, (std::vector<BeatsFrame>{W(1), J(1, "{}")}));

@@ -10,12 +10,12 @@
 namespace dashcam::ingest {
 namespace {
 
-constexpr TimeMs kArrival = 1'700'000'000'000;
+constexpr TimeMs kBulkArrival = 1'700'000'000'000;
 
 Result<DecodedBulk> Decode(std::string_view body, BulkLimits limits = {}) {
   DocumentParser parser;
   const std::string padded = PadForParsing(body);
-  return DecodeBulk(padded, body.size(), "default-idx", kArrival, limits, parser);
+  return DecodeBulk(padded, body.size(), "default-idx", kBulkArrival, limits, parser);
 }
 
 DecodedBulk MustDecode(std::string_view body, BulkLimits limits = {}) {
@@ -56,7 +56,7 @@ TEST(BulkDecoderTest, CreateAndIndexWithMetadata) {
   EXPECT_EQ(d.records[1].index, "default-idx");
   EXPECT_EQ(d.records[1].doc_id, "2");
   EXPECT_EQ(d.records[1].op, storage::WriteOp::kIndex);
-  EXPECT_EQ(d.records[1].ts_ms, kArrival);
+  EXPECT_EQ(d.records[1].ts_ms, kBulkArrival);
 }
 
 TEST(BulkDecoderTest, BadSourceFailsOnlyItsItem) {

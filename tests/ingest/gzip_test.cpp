@@ -14,20 +14,9 @@ namespace dashcam::ingest {
 namespace {
 
 using dashcam::testing::Gzip;
+using dashcam::testing::Zlib;
 
 constexpr std::size_t kMiB = 1u << 20;
-
-// zlib-wrapped deflate (RFC 1950), as `Content-Encoding: deflate` sends it.
-std::string Zlib(std::string_view data) {
-  uLongf size = compressBound(static_cast<uLong>(data.size()));
-  std::string out(size, '\0');
-  const int rc = compress2(reinterpret_cast<Bytef*>(out.data()), &size,
-                           reinterpret_cast<const Bytef*>(data.data()),
-                           static_cast<uLong>(data.size()), Z_DEFAULT_COMPRESSION);
-  EXPECT_EQ(rc, Z_OK);
-  out.resize(size);
-  return out;
-}
 
 // Log-like text that compresses well but not trivially.
 std::string SampleText(std::size_t bytes) {

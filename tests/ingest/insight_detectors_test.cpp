@@ -16,7 +16,7 @@ namespace {
 using Fact = std::variant<double, std::string>;
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
-constexpr double kMiB = 1024.0 * 1024;
+constexpr double kMiBytes = 1024.0 * 1024;
 
 class InsightDetectorsTest : public ::testing::Test {
  protected:
@@ -55,8 +55,8 @@ class InsightDetectorsTest : public ::testing::Test {
 
 TEST(ParseByteSizeTest, PyTorchAndKernelUnits) {
   EXPECT_EQ(ParseByteSize("2.10 GiB"), std::round(2.10 * kGiB));
-  EXPECT_EQ(ParseByteSize("785.00 MiB"), 785 * kMiB);
-  EXPECT_EQ(ParseByteSize("20 MiB"), 20 * kMiB);
+  EXPECT_EQ(ParseByteSize("785.00 MiB"), 785 * kMiBytes);
+  EXPECT_EQ(ParseByteSize("20 MiB"), 20 * kMiBytes);
   EXPECT_EQ(ParseByteSize("258.50 KiB"), 258.5 * 1024);
   EXPECT_EQ(ParseByteSize("123456kB"), 123456.0 * 1024);
   EXPECT_EQ(ParseByteSize("512 bytes"), 512);
@@ -88,14 +88,14 @@ TEST_F(InsightDetectorsTest, CudaOomPyTorch1OlderCachedAndAllowedVariants) {
       "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 3; 11.17 GiB total "
       "capacity; 10.62 GiB already allocated; 7.81 MiB free; 258.50 KiB cached)"));
   EXPECT_EQ(Num(f, "gpu"), 3);
-  EXPECT_EQ(Num(f, "bytes_requested"), 20 * kMiB);
+  EXPECT_EQ(Num(f, "bytes_requested"), 20 * kMiBytes);
   EXPECT_EQ(Num(f, "bytes_reserved"), 258.5 * 1024);
   f = Facts(Detect(
       "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 785.00 MiB (GPU 1; "
       "23.69 GiB total capacity; 20.01 GiB already allocated; 500.06 MiB free; 22.00 GiB "
       "allowed; 21.80 GiB reserved in total by PyTorch)"));
   EXPECT_EQ(Num(f, "gpu"), 1);
-  EXPECT_EQ(Num(f, "bytes_requested"), 785 * kMiB);
+  EXPECT_EQ(Num(f, "bytes_requested"), 785 * kMiBytes);
   EXPECT_EQ(Num(f, "bytes_limit"), 22 * kGiB);
   EXPECT_EQ(Num(f, "bytes_reserved"), std::round(21.80 * kGiB));
 }
@@ -128,7 +128,7 @@ TEST_F(InsightDetectorsTest, CudaOomPyTorch21CapactyTypoAndBareForms) {
       "memory in use. Of the allocated memory 38.10 GiB is allocated by PyTorch, and 780.11 MiB "
       "is reserved by PyTorch but unallocated."));
   EXPECT_EQ(Num(f, "gpu"), 7);
-  EXPECT_EQ(Num(f, "bytes_free"), std::round(3.81 * kMiB));
+  EXPECT_EQ(Num(f, "bytes_free"), std::round(3.81 * kMiBytes));
   EXPECT_EQ(Detect("RuntimeError: CUDA error: out of memory").kind, "cuda_oom");
   EXPECT_EQ(Detect("torch.OutOfMemoryError").kind, "cuda_oom");
   EXPECT_EQ(Detect("[rank5]: torch.cuda.OutOfMemoryError: CUDA out of memory.").kind, "cuda_oom");

@@ -29,7 +29,7 @@ namespace {
 
 using dashcam::testing::PlantedSecret;
 
-std::string M(std::string_view rule) {
+std::string Redacted(std::string_view rule) {
   return "[REDACTED:" + std::string(rule) + "]";
 }
 
@@ -134,23 +134,23 @@ TEST(RedactorRulesTest, PrivateKeyBlocksAreMaskedWhole) {
   ExpectRedactions({
       {"-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA3mSCHqwL9BwAn\n5M6CIRba8vDFbfAG\n"
        "-----END RSA PRIVATE KEY-----",
-       M("private_key")},
+       Redacted("private_key")},
       {"loaded -----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEF\n"
        "-----END PRIVATE KEY----- from /etc/ssl/key.pem",
-       "loaded " + M("private_key") + " from /etc/ssl/key.pem"},
+       "loaded " + Redacted("private_key") + " from /etc/ssl/key.pem"},
       {"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5v\n"
        "-----END OPENSSH PRIVATE KEY-----\nnext line",
-       M("private_key") + "\nnext line"},
+       Redacted("private_key") + "\nnext line"},
       {"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBGVnWx8BCADRh3nB2p9k\n=Xk3v\n"
        "-----END PGP PRIVATE KEY BLOCK-----",
-       M("private_key")},
+       Redacted("private_key")},
       // Cut short: masked to the end.
       {"key=-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIIrYSSNQFaA2Hwf1duRS",
-       "key=" + M("private_key")},
+       "key=" + Redacted("private_key")},
       // Two blocks: the text between them stays.
       {"a -----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY----- b "
        "-----BEGIN PRIVATE KEY-----\nBBBB\n-----END PRIVATE KEY----- c",
-       "a " + M("private_key") + " b " + M("private_key") + " c"},
+       "a " + Redacted("private_key") + " b " + Redacted("private_key") + " c"},
   });
   ExpectUnchanged({
       "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----",
@@ -164,11 +164,11 @@ TEST(RedactorRulesTest, Jwt) {
   const std::string jwt =
       "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.QVn_PY_v-nVNJKyC0fkAqd1c1D7kJWwME5uAsga9FVo";
   ExpectRedactions({
-      {jwt, M("jwt")},
-      {"id_token " + jwt + " expires", "id_token " + M("jwt") + " expires"},
-      {"Authorization: Bearer " + jwt, "Authorization: Bearer " + M("jwt")},
+      {jwt, Redacted("jwt")},
+      {"id_token " + jwt + " expires", "id_token " + Redacted("jwt") + " expires"},
+      {"Authorization: Bearer " + jwt, "Authorization: Bearer " + Redacted("jwt")},
       // An unsigned token (empty signature) is still a token.
-      {"jwt eyJhbGciOiJub25lIn0.eyJzdWIiOiJib2IifQ.", "jwt " + M("jwt")},
+      {"jwt eyJhbGciOiJub25lIn0.eyJzdWIiOiJib2IifQ.", "jwt " + Redacted("jwt")},
   });
   ExpectUnchanged({
       "eyJhbGciOiJIUzI1NiJ9",                    // one part: a base64 JSON header
@@ -180,9 +180,10 @@ TEST(RedactorRulesTest, Jwt) {
 
 TEST(RedactorRulesTest, AwsAccessKeyId) {
   ExpectRedactions({
-      {"AKIAIDVWTFKTANGPVYQE", M("aws_access_key_id")},
-      {"key ASIA6BEMZUMLENMWFQTR expires", "key " + M("aws_access_key_id") + " expires"},
-      {"aws_access_key_id=AKIADX0PJAGPNRZP07CV", "aws_access_key_id=" + M("aws_access_key_id")},
+      {"AKIAIDVWTFKTANGPVYQE", Redacted("aws_access_key_id")},
+      {"key ASIA6BEMZUMLENMWFQTR expires", "key " + Redacted("aws_access_key_id") + " expires"},
+      {"aws_access_key_id=AKIADX0PJAGPNRZP07CV",
+       "aws_access_key_id=" + Redacted("aws_access_key_id")},
   });
   ExpectUnchanged({
       "AKIAIDVWTFKTANGPVYQ",    // 15 after the prefix
@@ -195,17 +196,18 @@ TEST(RedactorRulesTest, AwsAccessKeyId) {
 
 TEST(RedactorRulesTest, GithubTokens) {
   ExpectRedactions({
-      {"ghp_B4r6bSr0pFBOPCWBRDFOxEzf5FJtRBZRAJyu", M("github_token")},
-      {"oauth gho_5BKaCKvsYFJGufE0w6HjwXmDMwmctuUHtirN ok", "oauth " + M("github_token") + " ok"},
-      {"u=ghu_LU09X0fmnR7n5FdmueGDmblocOKFm7BEKAT3", "u=" + M("github_token")},
+      {"ghp_B4r6bSr0pFBOPCWBRDFOxEzf5FJtRBZRAJyu", Redacted("github_token")},
+      {"oauth gho_5BKaCKvsYFJGufE0w6HjwXmDMwmctuUHtirN ok",
+       "oauth " + Redacted("github_token") + " ok"},
+      {"u=ghu_LU09X0fmnR7n5FdmueGDmblocOKFm7BEKAT3", "u=" + Redacted("github_token")},
       {"ghs_TqFZA7oIzMc0pYJzvItJ17FO6bBlKu8y0Xx7/ghr_gslTkmH3cmPtbx0Bhc2FyLPvMGvr2Ka1YsHz",
-       M("github_token") + "/" + M("github_token")},
+       Redacted("github_token") + "/" + Redacted("github_token")},
       {"pat github_pat_FXQf1pjwaSyrEGVkOPntkr_ZeZsRmorPmoE5TZ9dliic8dCO9DDTZlJf0Dju5aSqdWssjo12ft"
        "Qyz0HLEv.",
-       "pat " + M("github_token") + "."},
+       "pat " + Redacted("github_token") + "."},
       // The token inside a URL's user part.
       {"https://ghp_4AEIC3TF3teqOwfcdrQf70aqim8vw3bIe1nZ@github.com/alice/x.git",
-       "https://" + M("github_token") + "@github.com/alice/x.git"},
+       "https://" + Redacted("github_token") + "@github.com/alice/x.git"},
   });
   ExpectUnchanged({
       "ghp_short123",
@@ -217,12 +219,12 @@ TEST(RedactorRulesTest, GithubTokens) {
 
 TEST(RedactorRulesTest, HuggingFaceToken) {
   ExpectRedactions({
-      {"hf_N7TbK47gQcpobB2OlatoaybhHitbwJuQ5g", M("huggingface_token")},
+      {"hf_N7TbK47gQcpobB2OlatoaybhHitbwJuQ5g", Redacted("huggingface_token")},
       {"huggingface-cli login --token hf_KeiOLS4GMtbtK4FEzkQxYISTCguXPeGq0e --add-to-git",
-       "huggingface-cli login --token " + M("huggingface_token") + " --add-to-git"},
+       "huggingface-cli login --token " + Redacted("huggingface_token") + " --add-to-git"},
       // HF_TOKEN=hf_... names the precise kind, not the generic assignment.
       {"export HF_TOKEN=hf_H9TDeGrlepbxfHJsFtcNQKAkfGkH9tfUdC",
-       "export HF_TOKEN=" + M("huggingface_token")},
+       "export HF_TOKEN=" + Redacted("huggingface_token")},
   });
   ExpectUnchanged({
       "hf_transfer enabled", "hf_hub_download(repo_id='gpt2')", "HF_HOME=/mnt/hf-cache",
@@ -232,9 +234,9 @@ TEST(RedactorRulesTest, HuggingFaceToken) {
 
 TEST(RedactorRulesTest, OpenAiKey) {
   ExpectRedactions({
-      {"sk-KoNy5cQ0uyVsOYYDVJXRhovvuUvBEwJSuBVKpbYeZjCpQrWH", M("openai_key")},
+      {"sk-KoNy5cQ0uyVsOYYDVJXRhovvuUvBEwJSuBVKpbYeZjCpQrWH", Redacted("openai_key")},
       {"key=sk-proj-hueUa1GnoBcMqHaWB8m25yX9H3bJP-Nih7TO7DKDQBgjrdBG1ywc7zGVmbELfGmFL2JO done",
-       "key=" + M("openai_key") + " done"},
+       "key=" + Redacted("openai_key") + " done"},
   });
   ExpectUnchanged({
       "pip install scikit-learn sk-learn",
@@ -246,14 +248,14 @@ TEST(RedactorRulesTest, OpenAiKey) {
 
 TEST(RedactorRulesTest, SlackGoogleStripe) {
   ExpectRedactions({
-      {"xoxb-834346941534-3950754303408-jqFcf9tXprF5AyRaiC92All9", M("slack_token")},
+      {"xoxb-834346941534-3950754303408-jqFcf9tXprF5AyRaiC92All9", Redacted("slack_token")},
       {"SLACK=xoxp-926458894847-025572654632-5660899682646-114467833b3f847dbfbf0a22b3930edb;",
-       "SLACK=" + M("slack_token") + ";"},
+       "SLACK=" + Redacted("slack_token") + ";"},
       {"?key=AIzaku_NlE9FXDc-yreIogLe3pOsxVZSo0jR2z3&alt=json",
-       "?key=" + M("google_api_key") + "&alt=json"},
+       "?key=" + Redacted("google_api_key") + "&alt=json"},
       {"stripe sk_live_RK5PcXxFSs25g3jFm25ECrug rk_live_cYq8YYUt3pnMWdKNHpZhfuNI",
-       "stripe " + M("stripe_key") + " " + M("stripe_key")},
-      {"sk_test_4eC39HqLyjWDarjtT1zdp7dc", M("stripe_key")},
+       "stripe " + Redacted("stripe_key") + " " + Redacted("stripe_key")},
+      {"sk_test_4eC39HqLyjWDarjtT1zdp7dc", Redacted("stripe_key")},
   });
   ExpectUnchanged({
       "xoxz-834346941534-3950754303408", "xoxb-12345",
@@ -266,17 +268,18 @@ TEST(RedactorRulesTest, SlackGoogleStripe) {
 TEST(RedactorRulesTest, UrlCredentialsKeepUserAndHost) {
   ExpectRedactions({
       {"postgres://mlflow:S3cr3tPassw0rd2026@db.internal:5432/mlflow",
-       "postgres://mlflow:" + M("url_credentials") + "@db.internal:5432/mlflow"},
+       "postgres://mlflow:" + Redacted("url_credentials") + "@db.internal:5432/mlflow"},
       {"pip index https://alice:p4ssW0rd@pypi.internal/simple",
-       "pip index https://alice:" + M("url_credentials") + "@pypi.internal/simple"},
+       "pip index https://alice:" + Redacted("url_credentials") + "@pypi.internal/simple"},
       {"redis://:kiuf6srtBk5JLCKkfDXe@10.0.3.9:6379/0",
-       "redis://:" + M("url_credentials") + "@10.0.3.9:6379/0"},
+       "redis://:" + Redacted("url_credentials") + "@10.0.3.9:6379/0"},
       // An '@' inside the password: the last '@' before the path ends it.
       {"HTTPS://bob:p@ss:w0rd@host.example/x",
-       "HTTPS://bob:" + M("url_credentials") + "@host.example/x"},
+       "HTTPS://bob:" + Redacted("url_credentials") + "@host.example/x"},
       // Percent-encoded inside another URL.
       {"/login?next=https%3A%2F%2Fbob%3AXISADWcGNkO7rsVT7zvw%40gpu-node-07%3A8888%2Flab",
-       "/login?next=https%3A%2F%2Fbob%3A" + M("url_credentials") + "%40gpu-node-07%3A8888%2Flab"},
+       "/login?next=https%3A%2F%2Fbob%3A" + Redacted("url_credentials") +
+           "%40gpu-node-07%3A8888%2Flab"},
   });
   ExpectUnchanged({
       "http://10.0.3.17:8080/metrics",
@@ -292,16 +295,17 @@ TEST(RedactorRulesTest, JupyterToken) {
   const std::string t = "0c722e11346231bf8da596117f292521cac6c9930279e94b";
   ExpectRedactions({
       {"http://gpu-node-07:8888/lab?token=" + t,
-       "http://gpu-node-07:8888/lab?token=" + M("jupyter_token")},
+       "http://gpu-node-07:8888/lab?token=" + Redacted("jupyter_token")},
       {"http://127.0.0.1:8888/tree?path=runs&token=" + t + "&kernel=python3",
-       "http://127.0.0.1:8888/tree?path=runs&token=" + M("jupyter_token") + "&kernel=python3"},
-      {"/lab?TOKEN=" + t + "#notebook", "/lab?TOKEN=" + M("jupyter_token") + "#notebook"},
+       "http://127.0.0.1:8888/tree?path=runs&token=" + Redacted("jupyter_token") +
+           "&kernel=python3"},
+      {"/lab?TOKEN=" + t + "#notebook", "/lab?TOKEN=" + Redacted("jupyter_token") + "#notebook"},
       // Percent-encoded in another URL: %3F ? %3D = %26 &.
       {"/hub/login?next=%2Flab%3Ftoken%3D" + t + "%26x%3D1 302",
-       "/hub/login?next=%2Flab%3Ftoken%3D" + M("jupyter_token") + "%26x%3D1 302"},
-      {"%26token%3D" + t, "%26token%3D" + M("jupyter_token")},
+       "/hub/login?next=%2Flab%3Ftoken%3D" + Redacted("jupyter_token") + "%26x%3D1 302"},
+      {"%26token%3D" + t, "%26token%3D" + Redacted("jupyter_token")},
       // The token itself percent-encoded.
-      {"?token=ab%2Fcd%3D%3Def01234567", "?token=" + M("jupyter_token")},
+      {"?token=ab%2Fcd%3D%3Def01234567", "?token=" + Redacted("jupyter_token")},
   });
   ExpectUnchanged({
       "http://gpu-node-07:8888/lab",
@@ -314,20 +318,20 @@ TEST(RedactorRulesTest, JupyterToken) {
 TEST(RedactorRulesTest, AuthorizationHeaderKeepsTheScheme) {
   ExpectRedactions({
       {"Authorization: Bearer iYONymwpea8HIbvp-Xp_Z2Z4RTggVK3tK",
-       "Authorization: Bearer " + M("authorization_header")},
+       "Authorization: Bearer " + Redacted("authorization_header")},
       {"authorization: basic YWxpY2U6bGR5V29XNlU5QXI5Vkg=",
-       "authorization: basic " + M("authorization_header")},
+       "authorization: basic " + Redacted("authorization_header")},
       {"Authorization: ApiKey dcf9314f36c34cb8d68272726b12d922 (from env)",
-       "Authorization: ApiKey " + M("authorization_header") + " (from env)"},
+       "Authorization: ApiKey " + Redacted("authorization_header") + " (from env)"},
       {"authorization=dcf9314f36c34cb8d68272726b12d922",
-       "authorization=" + M("authorization_header")},
+       "authorization=" + Redacted("authorization_header")},
       {R"(headers={"Authorization": "Token e42b6c2cf1ec189a6a82f3dad01d194e", "Accept": "*/*"})",
-       R"(headers={"Authorization": "Token )" + M("authorization_header") +
+       R"(headers={"Authorization": "Token )" + Redacted("authorization_header") +
            R"(", "Accept": "*/*"})"},
       {"{'Authorization': 'Basic UWw1eURPZ3YxWVJiNkoy'}",
-       "{'Authorization': 'Basic " + M("authorization_header") + "'}"},
+       "{'Authorization': 'Basic " + Redacted("authorization_header") + "'}"},
       {"Proxy-Authorization: Basic Ql5yDOgv1YRb6J2IxrS5hmEZ",
-       "Proxy-Authorization: Basic " + M("authorization_header")},
+       "Proxy-Authorization: Basic " + Redacted("authorization_header")},
   });
   ExpectUnchanged({
       "Authorization failed for user alice",
@@ -338,13 +342,13 @@ TEST(RedactorRulesTest, AuthorizationHeaderKeepsTheScheme) {
 
 TEST(RedactorRulesTest, ApiKeyHeader) {
   ExpectRedactions({
-      {"X-Api-Key: 6f3391fa920a5db4a426a881d782969d", "X-Api-Key: " + M("api_key_header")},
+      {"X-Api-Key: 6f3391fa920a5db4a426a881d782969d", "X-Api-Key: " + Redacted("api_key_header")},
       {"curl -H 'x-auth-token: 56514fe253520d3ee19bca4f699582c7' https://api.internal/v1",
-       "curl -H 'x-auth-token: " + M("api_key_header") + "' https://api.internal/v1"},
+       "curl -H 'x-auth-token: " + Redacted("api_key_header") + "' https://api.internal/v1"},
       {R"({"X-Wandb-Key": "1bacb0cd1ddab5e3dd716687440cb663", "User-Agent": "wandb"})",
-       R"({"X-Wandb-Key": ")" + M("api_key_header") + R"(", "User-Agent": "wandb"})"},
+       R"({"X-Wandb-Key": ")" + Redacted("api_key_header") + R"(", "User-Agent": "wandb"})"},
       {"X-Goog-Api-Key: 3c77275bbddb7b2bf4638556;x-trace: 1",
-       "X-Goog-Api-Key: " + M("api_key_header") + ";x-trace: 1"},
+       "X-Goog-Api-Key: " + Redacted("api_key_header") + ";x-trace: 1"},
   });
   ExpectUnchanged({
       "x-request-id: 5f1c2d3e-4b5a-6978-8796-a5b4c3d2e1f0",
@@ -357,8 +361,8 @@ TEST(RedactorRulesTest, ApiKeyHeader) {
 TEST(RedactorRulesTest, BearerToken) {
   ExpectRedactions({
       {"retrying with Bearer QPoLYTR30hnKpIvCfppH.iklMTonIHJVCqS2S793l after 401",
-       "retrying with Bearer " + M("bearer_token") + " after 401"},
-      {"bearer 88LGsrgFG+fn2HysFhCkSj9g==", "bearer " + M("bearer_token")},
+       "retrying with Bearer " + Redacted("bearer_token") + " after 401"},
+      {"bearer 88LGsrgFG+fn2HysFhCkSj9g==", "bearer " + Redacted("bearer_token")},
   });
   ExpectUnchanged({
       "token_type: bearer",
@@ -368,7 +372,7 @@ TEST(RedactorRulesTest, BearerToken) {
 }
 
 TEST(RedactorRulesTest, SecretAssignments) {
-  const std::string s = M("secret_assignment");
+  const std::string s = Redacted("secret_assignment");
   ExpectRedactions({
       {"export WANDB_API_KEY=756c4cf32cc5ea563072475f5793309f433d4f23",
        "export WANDB_API_KEY=" + s},
@@ -411,7 +415,7 @@ TEST(RedactorRulesTest, SecretAssignments) {
 }
 
 TEST(RedactorRulesTest, UrlEncodedForms) {
-  const std::string s = M("secret_assignment");
+  const std::string s = Redacted("secret_assignment");
   ExpectRedactions({
       {"body=user%3Dalice%26password%3DVNhwi1IswvCcUzola21D",
        "body=user%3Dalice%26password%3D" + s},
@@ -427,22 +431,22 @@ TEST(RedactorRulesTest, UrlEncodedForms) {
 
 TEST(RedactorTest, SecretsAtTheStartAndEnd) {
   const std::string hf = "hf_N7TbK47gQcpobB2OlatoaybhHitbwJuQ5g";
-  const std::string h = M("huggingface_token");
+  const std::string h = Redacted("huggingface_token");
   ExpectRedactions({
       {hf, h},
       {hf + " at start", h + " at start"},
       {"at end " + hf, "at end " + h},
-      {"password=BO7wEW8BmIaXqphP7ZLW", "password=" + M("secret_assignment")},
-      {"?token=abcdef0123456789", "?token=" + M("jupyter_token")},
-      {"AKIAIDVWTFKTANGPVYQE\n", M("aws_access_key_id") + "\n"},
-      {"\nAKIAIDVWTFKTANGPVYQE", "\n" + M("aws_access_key_id")},
+      {"password=BO7wEW8BmIaXqphP7ZLW", "password=" + Redacted("secret_assignment")},
+      {"?token=abcdef0123456789", "?token=" + Redacted("jupyter_token")},
+      {"AKIAIDVWTFKTANGPVYQE\n", Redacted("aws_access_key_id") + "\n"},
+      {"\nAKIAIDVWTFKTANGPVYQE", "\n" + Redacted("aws_access_key_id")},
   });
 }
 
 TEST(RedactorTest, SecretsNextToPunctuationAndQuotes) {
   const std::string ghp = "ghp_B4r6bSr0pFBOPCWBRDFOxEzf5FJtRBZRAJyu";
-  const std::string g = M("github_token");
-  const std::string s = M("secret_assignment");
+  const std::string g = Redacted("github_token");
+  const std::string s = Redacted("secret_assignment");
   ExpectRedactions({
       {"\"" + ghp + "\"", "\"" + g + "\""},
       {"'" + ghp + "'", "'" + g + "'"},
@@ -462,18 +466,18 @@ TEST(RedactorTest, SecretsNextToPunctuationAndQuotes) {
       {"(GITHUB_TOKEN=" + ghp + ")", "(GITHUB_TOKEN=" + g + ")"},
       {"GITHUB_TOKEN=" + ghp + ",", "GITHUB_TOKEN=" + g + ","},
       {"id_token=eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJib2IifQ.bXlfc2ln; Path=/",
-       "id_token=" + M("jwt") + "; Path=/"},
+       "id_token=" + Redacted("jwt") + "; Path=/"},
       {"(http://h:8888/lab?token=abcdef0123456789)",
-       "(http://h:8888/lab?token=" + M("jupyter_token") + ")"},
+       "(http://h:8888/lab?token=" + Redacted("jupyter_token") + ")"},
       {"see http://h:8888/lab?token=abcdef0123456789, then",
-       "see http://h:8888/lab?token=" + M("jupyter_token") + ", then"},
+       "see http://h:8888/lab?token=" + Redacted("jupyter_token") + ", then"},
   });
 }
 
 TEST(RedactorTest, SeparatedAssignmentsAfterANonSecretName) {
   // The value of a name that is not secret must not hide the next
   // assignment.
-  const std::string s = M("secret_assignment");
+  const std::string s = Redacted("secret_assignment");
   ExpectRedactions({
       {"max_tokens=2048,api_key=kERj8Kyn8dJch5yhNUN4", "max_tokens=2048,api_key=" + s},
       {"num_tokens:512;password:BO7wEW8BmIaXqphP7ZLW", "num_tokens:512;password:" + s},
@@ -487,8 +491,9 @@ TEST(RedactorTest, RepeatedInOneLine) {
   std::string want;
   for (int i = 0; i < 5; ++i) {
     in += "hf=" + hf + " pw=password=BO7wEW8BmIaXqphP7ZLW url=?token=abcdef0123456789 | ";
-    want += "hf=" + M("huggingface_token") + " pw=password=" + M("secret_assignment") +
-            " url=?token=" + M("jupyter_token") + " | ";
+    want += "hf=" + Redacted("huggingface_token") +
+            " pw=password=" + Redacted("secret_assignment") +
+            " url=?token=" + Redacted("jupyter_token") + " | ";
   }
   RedactionHits hits;
   EXPECT_EQ(Redact(in, Default(), &hits), want);
@@ -496,8 +501,9 @@ TEST(RedactorTest, RepeatedInOneLine) {
             (std::vector<std::string>{"huggingface_token", "jupyter_token", "secret_assignment"}));
   // The same secret back to back.
   const std::string akia = "AKIAIDVWTFKTANGPVYQE";
-  EXPECT_EQ(Redact(akia + " " + akia + " " + akia),
-            M("aws_access_key_id") + " " + M("aws_access_key_id") + " " + M("aws_access_key_id"));
+  EXPECT_EQ(Redact(akia + " " + akia + " " + akia), Redacted("aws_access_key_id") + " " +
+                                                        Redacted("aws_access_key_id") + " " +
+                                                        Redacted("aws_access_key_id"));
 }
 
 TEST(RedactorTest, OneMebibyteLines) {
@@ -518,9 +524,9 @@ TEST(RedactorTest, OneMebibyteLines) {
   // Cut the filler at spaces so the planted secrets stay words of their own.
   const std::size_t cut = filler.rfind(' ', mid);
   const std::string in = hf + " " + filler.substr(0, cut) + pw + filler.substr(cut) + " " + akia;
-  const std::string want = M("huggingface_token") + " " + filler.substr(0, cut) +
-                           " password=" + M("secret_assignment") + " " + filler.substr(cut) + " " +
-                           M("aws_access_key_id");
+  const std::string want = Redacted("huggingface_token") + " " + filler.substr(0, cut) +
+                           " password=" + Redacted("secret_assignment") + " " + filler.substr(cut) +
+                           " " + Redacted("aws_access_key_id");
   RedactionHits hits;
   const std::string out = Redact(in, Default(), &hits);
   EXPECT_EQ(out.size(), want.size());
@@ -541,14 +547,15 @@ TEST(RedactorTest, OneMebibyteOfBinaryLikeText) {
   in += " AKIAIDVWTFKTANGPVYQE";
   const std::string out = Redact(in);
   EXPECT_EQ(out.find("AKIAIDVWTFKTANGPVYQE"), std::string::npos);
-  EXPECT_NE(out.find(M("aws_access_key_id")), std::string::npos);
+  EXPECT_NE(out.find(Redacted("aws_access_key_id")), std::string::npos);
 }
 
 TEST(RedactorTest, MaskTextIsNeverMaskedAgain) {
-  ExpectUnchanged({M("secret_assignment"), "password=" + M("secret_assignment"),
-                   "?token=" + M("jupyter_token"), "Authorization: Bearer " + M("jwt"),
-                   "postgres://u:" + M("url_credentials") + "@h/db",
-                   "\"api_key\": \"" + M("huggingface_token") + "\""});
+  ExpectUnchanged({Redacted("secret_assignment"), "password=" + Redacted("secret_assignment"),
+                   "?token=" + Redacted("jupyter_token"),
+                   "Authorization: Bearer " + Redacted("jwt"),
+                   "postgres://u:" + Redacted("url_credentials") + "@h/db",
+                   "\"api_key\": \"" + Redacted("huggingface_token") + "\""});
 }
 
 // ---------------------------------------------------------------------------
@@ -576,7 +583,7 @@ std::string MaskedText(const PlantedSecret& p) {
     end = out.find("-----END", begin);
     end = end == std::string::npos ? out.size() : out.find("-----", end + 8) + 5;
   }
-  return out.replace(begin, end - begin, M(p.rule));
+  return out.replace(begin, end - begin, Redacted(p.rule));
 }
 
 TEST(RedactorCorpusTest, PlantedSecretsAreMaskedWithTheirRuleName) {
@@ -611,8 +618,9 @@ TEST(RedactorTest, HitsNameEachRuleOnceInFirstHitOrder) {
   const std::string out =
       Redact("a password=BO7wEW8BmIaXqphP7ZLW b AKIAIDVWTFKTANGPVYQE c password=RbVqFDVOkcgSf6tB",
              Default(), &hits);
-  EXPECT_EQ(out, "a password=" + M("secret_assignment") + " b " + M("aws_access_key_id") +
-                     " c password=" + M("secret_assignment"));
+  EXPECT_EQ(out, "a password=" + Redacted("secret_assignment") + " b " +
+                     Redacted("aws_access_key_id") +
+                     " c password=" + Redacted("secret_assignment"));
   // Rules run in their order (specific formats first), so aws comes first.
   EXPECT_EQ(HitNames(hits), (std::vector<std::string>{"aws_access_key_id", "secret_assignment"}));
 
@@ -662,9 +670,9 @@ TEST(RedactorConfigTest, DisablingADefaultRule) {
   // `token=` is still an assignment of a secret name: the generic rule
   // masks it, under its own name.
   RedactionHits hits;
-  EXPECT_EQ(Redact(url, *r, &hits), "http://h:8888/lab?token=" + M("secret_assignment"));
+  EXPECT_EQ(Redact(url, *r, &hits), "http://h:8888/lab?token=" + Redacted("secret_assignment"));
   EXPECT_EQ(HitNames(hits, *r), std::vector<std::string>{"secret_assignment"});
-  EXPECT_EQ(Redact("AKIAIDVWTFKTANGPVYQE", *r), M("aws_access_key_id"));
+  EXPECT_EQ(Redact("AKIAIDVWTFKTANGPVYQE", *r), Redacted("aws_access_key_id"));
   for (const auto& info : r->Describe()) EXPECT_NE(info.name, "jupyter_token");
 
   config.disabled.push_back("secret_assignment");
@@ -673,7 +681,7 @@ TEST(RedactorConfigTest, DisablingADefaultRule) {
   EXPECT_EQ(Redact(url, *r), url);
   EXPECT_EQ(Redact("password=BO7wEW8BmIaXqphP7ZLW", *r), "password=BO7wEW8BmIaXqphP7ZLW");
   EXPECT_EQ(Redact("X-Api-Key: 6f3391fa920a5db4a426a881d782969d", *r),
-            "X-Api-Key: " + M("api_key_header"));
+            "X-Api-Key: " + Redacted("api_key_header"));
 }
 
 TEST(RedactorConfigTest, DisablingEveryDefaultRuleLeavesTextAlone) {
@@ -704,11 +712,11 @@ TEST(RedactorConfigTest, UserRuleWithNamedGroup) {
   ASSERT_TRUE(r);
   RedactionHits hits;
   EXPECT_EQ(Redact("vault token hvs.CAESIJ3kx9z2abHFMhYDXkqVTxWFGg ok", *r, &hits),
-            "vault token " + M("lab_vault_token") + " ok");
+            "vault token " + Redacted("lab_vault_token") + " ok");
   EXPECT_EQ(HitNames(hits, *r), std::vector<std::string>{"lab_vault_token"});
   // Outside its context the group is not masked.
   EXPECT_EQ(Redact("hvs.CAESIJ3kx9z2abHFMhYDXkqVTxWFGg", *r), "hvs.CAESIJ3kx9z2abHFMhYDXkqVTxWFGg");
-  EXPECT_EQ(Redact("by EMP-004217.", *r), "by " + M("employee_id") + ".");
+  EXPECT_EQ(Redact("by EMP-004217.", *r), "by " + Redacted("employee_id") + ".");
   const auto rules = r->Describe();
   ASSERT_GE(rules.size(), 3u);
   EXPECT_EQ(rules[rules.size() - 3].name, "lab_vault_token");
@@ -749,7 +757,7 @@ TEST(RedactorConfigTest, OtherRuleErrors) {
   config.rules.push_back({"jwt", R"(\bJWT-[0-9]{8}\b)", ""});
   auto r = MustCreate(config);
   ASSERT_TRUE(r);
-  EXPECT_EQ(Redact("JWT-12345678", *r), M("jwt"));
+  EXPECT_EQ(Redact("JWT-12345678", *r), Redacted("jwt"));
 }
 
 TEST(RedactorConfigTest, ExtraFieldNames) {
@@ -829,7 +837,7 @@ fields:
   auto r = MustCreate(*c);
   ASSERT_TRUE(r);
   EXPECT_EQ(Redact("vault hvs.CAESIJ3kx9z2abHFMhYDXkqVTxWFGg, ticket 0123456789abcdef", *r),
-            "vault " + M("lab_vault_token") + ", ticket " + M("ticket_secret"));
+            "vault " + Redacted("lab_vault_token") + ", ticket " + Redacted("ticket_secret"));
   EXPECT_EQ(Redact("Bearer QPoLYTR30hnKpIvCfppH.iklMTonIHJVCqS2S793l", *r),
             "Bearer QPoLYTR30hnKpIvCfppH.iklMTonIHJVCqS2S793l");
   EXPECT_TRUE(r->IsSecretField("session_cookie"));
@@ -1042,16 +1050,17 @@ TEST_F(RedactingParserTest, MessageFieldsAndSourceAreMasked) {
       R"({"@timestamp":"2026-11-29T10:23:15.123Z","message":"login )" + hf +
       R"(","env":{"WANDB_API_KEY":"756c4cf32cc5ea563072475f5793309f433d4f23"},"url":"http://h:8888/?token=0c722e11346231bf8da5"})");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->message, "login " + M("huggingface_token"));
+  EXPECT_EQ(r->message, "login " + Redacted("huggingface_token"));
   EXPECT_EQ(r->source.find(hf), std::string::npos);
   EXPECT_EQ(r->source.find("756c4cf32cc5ea563072475f5793309f433d4f23"), std::string::npos);
   EXPECT_EQ(r->source.find("0c722e11346231bf8da5"), std::string::npos);
   std::vector<std::string> fields;
   for (const auto& f : r->fields) fields.push_back(f.name + "=" + f.text);
-  EXPECT_EQ(fields, (std::vector<std::string>{"env.WANDB_API_KEY=" + M("secret_field"),
-                                              "url=http://h:8888/?token=" + M("jupyter_token"),
-                                              "redacted=huggingface_token", "redacted=secret_field",
-                                              "redacted=jupyter_token"}));
+  EXPECT_EQ(fields,
+            (std::vector<std::string>{"env.WANDB_API_KEY=" + Redacted("secret_field"),
+                                      "url=http://h:8888/?token=" + Redacted("jupyter_token"),
+                                      "redacted=huggingface_token", "redacted=secret_field",
+                                      "redacted=jupyter_token"}));
 }
 
 TEST_F(RedactingParserTest, UnchangedDocumentKeepsItsSource) {

@@ -34,7 +34,7 @@ std::string RunName(int i) {
   return s;
 }
 
-double Fact(const Insight& i, std::string_view name) {
+double FactValue(const Insight& i, std::string_view name) {
   for (const auto& f : i.facts) {
     if (f.name == name) return f.number;
   }
@@ -75,8 +75,8 @@ TEST(TrainingAnomaliesTest, SpikeFiresOnceWithFacts) {
   ASSERT_TRUE(a.Observe("r", Loss(9.0), out));
   EXPECT_EQ(out.kind, "loss_spike");
   EXPECT_EQ(out.severity, "warning");
-  EXPECT_EQ(Fact(out, "loss"), 9.0);
-  EXPECT_NEAR(Fact(out, "median"), 1.02, 0.011);
+  EXPECT_EQ(FactValue(out, "loss"), 9.0);
+  EXPECT_NEAR(FactValue(out, "median"), 1.02, 0.011);
   // Back to normal, or staying at the new level: no more.
   EXPECT_EQ(Fires(a, "r", {1.0, 1.01, 9.0, 8.5, 9.0, 1.0}), 0);
 }
@@ -110,8 +110,8 @@ TEST(TrainingAnomaliesTest, GradExplosionUsesItsOwnRatio) {
   ASSERT_TRUE(a.Observe("r", Grad(50.0), out));
   EXPECT_EQ(out.kind, "grad_explosion");
   EXPECT_EQ(out.severity, "error");
-  EXPECT_EQ(Fact(out, "grad_norm"), 50.0);
-  EXPECT_NEAR(Fact(out, "median"), 1.1, 1e-9);
+  EXPECT_EQ(FactValue(out, "grad_norm"), 50.0);
+  EXPECT_NEAR(FactValue(out, "median"), 1.1, 1e-9);
 }
 
 TEST(TrainingAnomaliesTest, RunsAreKeptApart) {

@@ -22,7 +22,7 @@
 #include "tests/common/stream_client.h"
 #include "tests/common/test_server.h"
 
-namespace dashcam::testing {
+namespace dashcam::testing::auth_test {
 namespace {
 
 namespace json = boost::json;
@@ -606,4 +606,4 @@ TEST(AuthStartupTest, ABadKeysFileStopsStartup) {
 }
 
 }  // namespace
-}  // namespace dashcam::testing
+}  // namespace dashcam::testing::auth_test

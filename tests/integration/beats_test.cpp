@@ -27,7 +27,7 @@
 #include "tests/common/now.h"
 #include "tests/common/test_server.h"
 
-namespace dashcam::testing {
+namespace dashcam::testing::beats_test {
 namespace {
 
 namespace json = boost::json;
@@ -298,4 +298,4 @@ TEST_F(BeatsTest, V1DataFramesAreStoredAndAckedAsV1) {
 }
 
 }  // namespace
-}  // namespace dashcam::testing
+}  // namespace dashcam::testing::beats_test

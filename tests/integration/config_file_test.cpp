@@ -18,7 +18,7 @@
 #include "tests/common/http_client.h"
 #include "tests/common/test_server.h"
 
-namespace dashcam::testing {
+namespace dashcam::testing::config_file_test {
 namespace {
 
 namespace json = boost::json;
@@ -253,4 +253,4 @@ TEST(ExampleConfigTest, LoadsAsShippedAndUncommented) {
 }
 
 }  // namespace
-}  // namespace dashcam::testing
+}  // namespace dashcam::testing::config_file_test

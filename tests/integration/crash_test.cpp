@@ -45,7 +45,7 @@
 #endif
 #endif
 
-namespace dashcam::testing {
+namespace dashcam::testing::crash_test {
 namespace {
 
 namespace json = boost::json;
@@ -400,4 +400,4 @@ TEST(CrashTest, RegressionPartitionCutMidCheckpointIsNotQuarantined) {
 }
 
 }  // namespace
-}  // namespace dashcam::testing
+}  // namespace dashcam::testing::crash_test

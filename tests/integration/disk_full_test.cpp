@@ -40,7 +40,7 @@
 #include "tests/common/stored_events.h"
 #include "tests/common/test_server.h"
 
-namespace dashcam::testing {
+namespace dashcam::testing::disk_full_test {
 namespace {
 
 namespace json = boost::json;
@@ -354,4 +354,4 @@ TEST(DiskFullTest, RealTinyFilesystemPausesAndResumes) {
 }
 
 }  // namespace
-}  // namespace dashcam::testing
+}  // namespace dashcam::testing::disk_full_test

@@ -11,7 +11,7 @@
 #include "tests/common/http_client.h"
 #include "tests/common/test_server.h"
 
-namespace dashcam::testing {
+namespace dashcam::testing::es_api_test {
 namespace {
 
 namespace json = boost::json;
@@ -176,4 +176,4 @@ TEST_F(EsApiTest, UnsupportedFeaturesAre400sThatNameThem) {
 }
 
 }  // namespace
-}  // namespace dashcam::testing
+}  // namespace dashcam::testing::es_api_test

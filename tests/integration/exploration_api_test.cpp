@@ -17,7 +17,7 @@
 #include "tests/common/http_client.h"
 #include "tests/common/test_server.h"
 
-namespace dashcam::testing {
+namespace dashcam::testing::exploration_api_test {
 namespace {
 
 namespace json = boost::json;
@@ -598,4 +598,4 @@ TEST_F(ExplorationApiTest, PrettyIndentsAnyJsonAnswer) {
 }
 
 }  // namespace
-}  // namespace dashcam::testing
+}  // namespace dashcam::testing::exploration_api_test

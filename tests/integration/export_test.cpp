@@ -19,7 +19,7 @@
 #include "tests/common/test_server.h"
 #include "tests/common/training_log_generator.h"
 
-namespace dashcam::testing {
+namespace dashcam::testing::export_test {
 namespace {
 
 namespace json = boost::json;
@@ -425,4 +425,4 @@ TEST_F(ExportTest, LargeExportKeepsServerMemoryFlatAndStopsWhenTheClientLeaves) 
 }
 
 }  // namespace
-}  // namespace dashcam::testing
+}  // namespace dashcam::testing::export_test

@@ -12,7 +12,7 @@
 #include "tests/common/http_client.h"
 #include "tests/common/test_server.h"
 
-namespace dashcam::testing {
+namespace dashcam::testing::filebeat_replay_test {
 namespace {
 
 namespace json = boost::json;
@@ -131,4 +131,4 @@ TEST(FilebeatReplayTest, AChunkedBulkBodyIsAccepted) {
 }
 
 }  // namespace
-}  // namespace dashcam::testing
+}  // namespace dashcam::testing::filebeat_replay_test

@@ -21,7 +21,7 @@
 #include "tests/common/http_client.h"
 #include "tests/common/test_server.h"
 
-namespace dashcam::testing {
+namespace dashcam::testing::fleet_insights_test {
 namespace {
 
 namespace json = boost::json;
@@ -150,4 +150,4 @@ TEST_F(FleetInsightsTest, CleanCorpusHasNoIncident) {
 }
 
 }  // namespace
-}  // namespace dashcam::testing
+}  // namespace dashcam::testing::fleet_insights_test

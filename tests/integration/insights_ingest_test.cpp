@@ -16,7 +16,7 @@
 #include "tests/common/http_client.h"
 #include "tests/common/test_server.h"
 
-namespace dashcam::testing {
+namespace dashcam::testing::insights_ingest_test {
 namespace {
 
 namespace json = boost::json;
@@ -193,4 +193,4 @@ TEST_F(InsightsIngestTest, NdjsonAndBeatsGoThroughTheDetectorsToo) {
 }
 
 }  // namespace
-}  // namespace dashcam::testing
+}  // namespace dashcam::testing::insights_ingest_test

@@ -24,7 +24,7 @@
 #include "tests/common/stream_client.h"
 #include "tests/common/test_server.h"
 
-namespace dashcam::testing {
+namespace dashcam::testing::observability_test {
 namespace {
 
 namespace json = boost::json;
@@ -567,4 +567,4 @@ TEST_F(ObservabilityTest, StatusListsPartitionsNewestFirstWithTheirEventsAndNoSe
 }
 
 }  // namespace
-}  // namespace dashcam::testing
+}  // namespace dashcam::testing::observability_test

@@ -41,7 +41,7 @@
 #endif
 #endif
 
-namespace dashcam::testing {
+namespace dashcam::testing::overload_test {
 namespace {
 
 namespace json = boost::json;
@@ -341,4 +341,4 @@ TEST(OverloadTest, FourTimesTooManyClientsGet429AndEverythingIsStoredOnce) {
 }
 
 }  // namespace
-}  // namespace dashcam::testing
+}  // namespace dashcam::testing::overload_test

@@ -17,7 +17,7 @@
 #include "tests/common/http_client.h"
 #include "tests/common/test_server.h"
 
-namespace dashcam::testing {
+namespace dashcam::testing::patterns_api_test {
 namespace {
 
 namespace json = boost::json;
@@ -258,4 +258,4 @@ TEST_F(PatternsApiTest, BadParametersAre400WithAReason) {
 }
 
 }  // namespace
-}  // namespace dashcam::testing
+}  // namespace dashcam::testing::patterns_api_test

@@ -39,7 +39,7 @@
 #include "tests/common/test_server.h"
 #include "tests/common/training_log_generator.h"
 
-namespace dashcam::testing {
+namespace dashcam::testing::query_differential_test {
 namespace {
 
 namespace json = boost::json;
@@ -600,4 +600,4 @@ TEST(QueryDifferentialTest, EveryGeneratedQueryHitsExactlyWhatTheReferenceEvalua
 }
 
 }  // namespace
-}  // namespace dashcam::testing
+}  // namespace dashcam::testing::query_differential_test

@@ -20,7 +20,7 @@
 #include "tests/common/test_server.h"
 #include "tests/common/training_log_generator.h"
 
-namespace dashcam::testing {
+namespace dashcam::testing::query_language_test {
 namespace {
 
 namespace json = boost::json;
@@ -374,4 +374,4 @@ TEST_F(QueryLanguageTest, ElasticsearchQueryStringReadsLowercaseOperatorsAsWords
 }
 
 }  // namespace
-}  // namespace dashcam::testing
+}  // namespace dashcam::testing::query_language_test

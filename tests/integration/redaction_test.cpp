@@ -30,7 +30,7 @@
 #include "tests/common/test_server.h"
 #include "tests/common/training_log_generator.h"
 
-namespace dashcam::testing {
+namespace dashcam::testing::redaction_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -898,4 +898,4 @@ TEST_F(NoRedactionTest, WarnsAtStartupAndStoresEverythingAsSent) {
 }
 
 }  // namespace
-}  // namespace dashcam::testing
+}  // namespace dashcam::testing::redaction_test

@@ -22,7 +22,7 @@
 #include "tests/common/http_client.h"
 #include "tests/common/test_server.h"
 
-namespace dashcam::testing {
+namespace dashcam::testing::retention_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -369,4 +369,4 @@ TEST_F(RetentionTest, DamagedPartitionsAreQuarantinedAndTheRestServed) {
 }
 
 }  // namespace
-}  // namespace dashcam::testing
+}  // namespace dashcam::testing::retention_test

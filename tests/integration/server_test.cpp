@@ -18,7 +18,7 @@
 #include "tests/common/test_server.h"
 #include "tests/common/training_log_generator.h"
 
-namespace dashcam::testing {
+namespace dashcam::testing::server_test {
 namespace {
 
 namespace json = boost::json;
@@ -339,4 +339,4 @@ TEST_F(ServerTest, RootServesThePageToBrowsersAndInfoToClients) {
 }
 
 }  // namespace
-}  // namespace dashcam::testing
+}  // namespace dashcam::testing::server_test

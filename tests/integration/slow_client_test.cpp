@@ -27,7 +27,7 @@
 #include "tests/common/http_client.h"
 #include "tests/common/test_server.h"
 
-namespace dashcam::testing {
+namespace dashcam::testing::slow_client_test {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -195,4 +195,4 @@ TEST(SlowClientTest, ThousandIdleConnectionsCostNeitherThreadsNorMuchMemory) {
 }
 
 }  // namespace
-}  // namespace dashcam::testing
+}  // namespace dashcam::testing::slow_client_test

@@ -22,7 +22,7 @@
 #include "tests/common/test_server.h"
 #include "tests/common/training_log_generator.h"
 
-namespace dashcam::testing {
+namespace dashcam::testing::tail_test {
 namespace {
 
 namespace json = boost::json;
@@ -346,4 +346,4 @@ TEST_F(TailTest, BadRequestsAndTooManyTailsAreRefused) {
 }
 
 }  // namespace
-}  // namespace dashcam::testing
+}  // namespace dashcam::testing::tail_test

@@ -28,7 +28,7 @@
 #include "tests/common/tls_certs.h"
 #include "tests/common/tls_client.h"
 
-namespace dashcam::testing {
+namespace dashcam::testing::tls_test {
 namespace {
 
 namespace json = boost::json;
@@ -317,4 +317,4 @@ TEST_F(TlsTest, MutualTlsLetsTheBeatsListenerLeaveLoopback) {
 }
 
 }  // namespace
-}  // namespace dashcam::testing
+}  // namespace dashcam::testing::tls_test

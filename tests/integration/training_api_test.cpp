@@ -22,7 +22,7 @@
 #include "tests/common/http_client.h"
 #include "tests/common/test_server.h"
 
-namespace dashcam::testing {
+namespace dashcam::testing::training_api_test {
 namespace {
 
 namespace json = boost::json;
@@ -490,4 +490,4 @@ TEST_F(TrainingApiTest, ReadKeyScopeApplies) {
 }
 
 }  // namespace
-}  // namespace dashcam::testing
+}  // namespace dashcam::testing::training_api_test

@@ -15,7 +15,7 @@
 #include "tests/common/http_client.h"
 #include "tests/common/test_server.h"
 
-namespace dashcam::testing {
+namespace dashcam::testing::training_ingest_test {
 namespace {
 
 namespace json = boost::json;
@@ -177,4 +177,4 @@ TEST_F(TrainingIngestTest, NoDetectorsStoresNone) {
 }
 
 }  // namespace
-}  // namespace dashcam::testing
+}  // namespace dashcam::testing::training_ingest_test

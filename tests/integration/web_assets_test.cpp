@@ -16,7 +16,7 @@
 #include "tests/common/http_client.h"
 #include "tests/common/test_server.h"
 
-namespace dashcam::testing {
+namespace dashcam::testing::web_assets_test {
 namespace {
 
 // Issue 7's budget for the page's own assets, uncompressed.
@@ -166,4 +166,4 @@ TEST_F(WebAssetsTest, GzipOnlyWhenAcceptedAndWithItsOwnEtag) {
 }
 
 }  // namespace
-}  // namespace dashcam::testing
+}  // namespace dashcam::testing::web_assets_test

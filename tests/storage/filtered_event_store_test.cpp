@@ -11,18 +11,16 @@
 
 #include "storage/log.h"
 #include "storage/sqlite_store.h"
+#include "tests/common/query_nodes.h"
 #include "tests/common/test_server.h"
 
 namespace dashcam::storage {
 namespace {
 
+using dashcam::testing::MessageTerm;
 using query::Node;
 
-constexpr TimeMs kT0 = 20786LL * kMsPerDay + 10 * 3'600'000;
-
-Node Msg(std::string text) {
-  return Node::MakeTerm(query::Term{"", std::move(text), false, false}, 0);
-}
+constexpr TimeMs kFilteredT0 = 20786LL * kMsPerDay + 10 * 3'600'000;
 
 class FilteredEventStoreTest : public ::testing::Test {
  protected:
@@ -37,7 +35,7 @@ class FilteredEventStoreTest : public ::testing::Test {
     std::vector<Record> records;
     for (int i = 0; i < 20; ++i) {
       Record r;
-      r.ts_ms = kT0 + i * 1000;
+      r.ts_ms = kFilteredT0 + i * 1000;
       r.level = "INFO";
       r.message = (i % 2 == 0 ? "alice step " : "bob step ") + std::to_string(i);
       r.source = "{\"message\":\"" + r.message + "\",\"host\":\"h1\"}";
@@ -56,9 +54,9 @@ class FilteredEventStoreTest : public ::testing::Test {
 };
 
 TEST_F(FilteredEventStoreTest, EveryReadIsRestricted) {
-  FilteredEventStore alice(*store_, Msg("alice"));
+  FilteredEventStore alice(*store_, MessageTerm("alice"));
   const Node all = Node::MatchAll();
-  const Node bob = Msg("bob");
+  const Node bob = MessageTerm("bob");
   SearchRequest req;
   req.query = &all;
   auto page = alice.Search(req);
@@ -70,8 +68,8 @@ TEST_F(FilteredEventStoreTest, EveryReadIsRestricted) {
   EXPECT_EQ(store_->Search(req)->total, 10u);  // the store itself is unchanged
 
   req.query = &all;
-  req.from = kT0 - 60'000;
-  req.to = kT0 + 60'000;
+  req.from = kFilteredT0 - 60'000;
+  req.to = kFilteredT0 + 60'000;
   auto simple = alice.Histogram(req, 60'000);
   ASSERT_TRUE(simple.ok()) << simple.status().ToString();
   std::uint64_t sum = 0;
@@ -92,12 +90,12 @@ TEST_F(FilteredEventStoreTest, EveryReadIsRestricted) {
 
   auto extent = alice.Extent(Clock::time_point::max());
   ASSERT_TRUE(extent.ok() && extent->has_value());
-  EXPECT_EQ((*extent)->first, kT0);
-  EXPECT_EQ((*extent)->last, kT0 + 18'000);  // the last event (bob's) is not alice's
+  EXPECT_EQ((*extent)->first, kFilteredT0);
+  EXPECT_EQ((*extent)->last, kFilteredT0 + 18'000);  // the last event (bob's) is not alice's
 }
 
 TEST_F(FilteredEventStoreTest, EventsOutsideTheFilterAreNotFound) {
-  FilteredEventStore alice(*store_, Msg("alice"));
+  FilteredEventStore alice(*store_, MessageTerm("alice"));
   auto mine = alice.Get(ids_[4]);
   ASSERT_TRUE(mine.ok() && mine->has_value());
   auto theirs = alice.Get(ids_[5]);

@@ -22,8 +22,9 @@
 namespace dashcam::storage {
 namespace {
 
-constexpr std::int64_t kDay = 20786;                       // 2026-11-29
-constexpr TimeMs kT0 = kDay * kMsPerDay + 23 * 3'600'000;  // 23:00, an hour before the next day
+constexpr std::int64_t kGroupsDay = 20786;  // 2026-11-29
+constexpr TimeMs kGroupsT0 =
+    kGroupsDay * kMsPerDay + 23 * 3'600'000;  // 23:00, an hour before the next day
 
 class GroupsTest : public ::testing::Test {
  protected:
@@ -95,36 +96,36 @@ TEST_F(GroupsTest, RollupMergesPartitionsAndSurvivesReopen) {
   // r-42 runs from 23:00 into the next day (two partitions) and finishes;
   // r-7 stays in the first day; ungrouped events count nowhere.
   std::vector<Record> batch;
-  for (int i = 0; i < 120; ++i) batch.push_back(Ev(kT0 + i * 60'000, "r-42"));  // 2 hours
-  batch.push_back(Ev(kT0 + 120 * 60'000, "r-42", "a", /*end=*/true));
-  for (int i = 0; i < 10; ++i) batch.push_back(Ev(kT0 + 1'000 + i, "r-7"));
-  for (int i = 0; i < 5; ++i) batch.push_back(Ev(kT0 + 2'000 + i, ""));
+  for (int i = 0; i < 120; ++i) batch.push_back(Ev(kGroupsT0 + i * 60'000, "r-42"));  // 2 hours
+  batch.push_back(Ev(kGroupsT0 + 120 * 60'000, "r-42", "a", /*end=*/true));
+  for (int i = 0; i < 10; ++i) batch.push_back(Ev(kGroupsT0 + 1'000 + i, "r-7"));
+  for (int i = 0; i < 5; ++i) batch.push_back(Ev(kGroupsT0 + 2'000 + i, ""));
   MustAppend(batch);
-  MustAppend({Ev(kT0 + 30'000, "r-7")});  // a second transaction adds to the row
+  MustAppend({Ev(kGroupsT0 + 30'000, "r-7")});  // a second transaction adds to the row
 
   for (int pass = 0; pass < 2; ++pass) {
     const GroupsPage page = MustGroups(*store_, kMinEventTime, kMaxEventTime);
     ASSERT_EQ(page.groups.size(), 2u) << "pass " << pass;
     EXPECT_TRUE(page.complete);
     EXPECT_EQ(page.groups[0].key, "r-42");  // newest last first
-    EXPECT_EQ(page.groups[0].first, kT0);
-    EXPECT_EQ(page.groups[0].last, kT0 + 120 * 60'000);
+    EXPECT_EQ(page.groups[0].first, kGroupsT0);
+    EXPECT_EQ(page.groups[0].last, kGroupsT0 + 120 * 60'000);
     EXPECT_EQ(page.groups[0].events, 121u);
-    EXPECT_EQ(page.groups[0].ended, kT0 + 120 * 60'000);
+    EXPECT_EQ(page.groups[0].ended, kGroupsT0 + 120 * 60'000);
     EXPECT_EQ(page.groups[1].key, "r-7");
-    EXPECT_EQ(page.groups[1].first, kT0 + 1'000);
-    EXPECT_EQ(page.groups[1].last, kT0 + 30'000);
+    EXPECT_EQ(page.groups[1].first, kGroupsT0 + 1'000);
+    EXPECT_EQ(page.groups[1].last, kGroupsT0 + 30'000);
     EXPECT_EQ(page.groups[1].events, 11u);
     EXPECT_FALSE(page.groups[1].ended.has_value());
     Open();  // the rollup is on disk, not in memory
   }
   // A range inside the second day sees only that day's part of r-42.
-  const GroupsPage day2 = MustGroups(*store_, (kDay + 1) * kMsPerDay, kMaxEventTime);
+  const GroupsPage day2 = MustGroups(*store_, (kGroupsDay + 1) * kMsPerDay, kMaxEventTime);
   ASSERT_EQ(day2.groups.size(), 1u);
-  EXPECT_EQ(day2.groups[0].first, (kDay + 1) * kMsPerDay);
+  EXPECT_EQ(day2.groups[0].first, (kGroupsDay + 1) * kMsPerDay);
   EXPECT_EQ(day2.groups[0].events, 61u);
   // A range before r-7's first event but inside the day: r-42 only.
-  EXPECT_EQ(MustGroups(*store_, kT0, kT0 + 500).groups.size(), 1u);
+  EXPECT_EQ(MustGroups(*store_, kGroupsT0, kGroupsT0 + 500).groups.size(), 1u);
   // limit: newest first, incomplete.
   const GroupsPage one = MustGroups(*store_, kMinEventTime, kMaxEventTime, 1);
   ASSERT_EQ(one.groups.size(), 1u);
@@ -135,38 +136,38 @@ TEST_F(GroupsTest, RollupMergesPartitionsAndSurvivesReopen) {
 // The rollup commits with the events: a replacement (same doc_id) does not
 // count twice, a duplicate not at all.
 TEST_F(GroupsTest, ReplacementsAndDuplicatesDoNotCountAgain) {
-  Record a = Ev(kT0, "r-1");
+  Record a = Ev(kGroupsT0, "r-1");
   a.doc_id = "d";
   a.op = WriteOp::kIndex;
   MustAppend({a});
   Record again = a;
-  again.ts_ms = kT0 + 5'000;
+  again.ts_ms = kGroupsT0 + 5'000;
   Record dup = a;
   dup.op = WriteOp::kCreate;
   MustAppend({again, dup});
   const GroupsPage page = MustGroups(*store_, kMinEventTime, kMaxEventTime);
   ASSERT_EQ(page.groups.size(), 1u);
   EXPECT_EQ(page.groups[0].events, 1u);
-  EXPECT_EQ(page.groups[0].last, kT0 + 5'000);
+  EXPECT_EQ(page.groups[0].last, kGroupsT0 + 5'000);
 }
 
 TEST_F(GroupsTest, VersionThreePartitionIsUpgradedWithAnEmptyRollup) {
-  MustAppend({Ev(kT0, "")});
+  MustAppend({Ev(kGroupsT0, "")});
   store_->Close();
   store_.reset();
   {
     Db db;
-    ASSERT_TRUE(db.Open(PartitionPath(kDay), SQLITE_OPEN_READWRITE).ok());
+    ASSERT_TRUE(db.Open(PartitionPath(kGroupsDay), SQLITE_OPEN_READWRITE).ok());
     ASSERT_TRUE(db.Exec("DROP TABLE groups; PRAGMA user_version=3").ok());
   }
   Open();
   EXPECT_TRUE(MustGroups(*store_, kMinEventTime, kMaxEventTime).groups.empty());
-  MustAppend({Ev(kT0 + 1, "r-9")});
+  MustAppend({Ev(kGroupsT0 + 1, "r-9")});
   const GroupsPage page = MustGroups(*store_, kMinEventTime, kMaxEventTime);
   ASSERT_EQ(page.groups.size(), 1u);
   EXPECT_EQ(page.groups[0].events, 1u);
   Db db;
-  ASSERT_TRUE(db.Open(PartitionPath(kDay), SQLITE_OPEN_READONLY).ok());
+  ASSERT_TRUE(db.Open(PartitionPath(kGroupsDay), SQLITE_OPEN_READONLY).ok());
   auto stmt = db.Prepare("SELECT user_version FROM pragma_user_version");
   ASSERT_TRUE(stmt.ok());
   ASSERT_EQ(stmt->Step(), SQLITE_ROW);
@@ -177,9 +178,9 @@ TEST_F(GroupsTest, VersionThreePartitionIsUpgradedWithAnEmptyRollup) {
 // r-42-b are different groups although `run.id:r-42` matches both.
 TEST_F(GroupsTest, FilteredViewCountsOnlyVisibleEventsOfExactGroups) {
   std::vector<Record> batch;
-  for (int i = 0; i < 6; ++i) batch.push_back(Ev(kT0 + i * 1'000, "r-42", i < 4 ? "x" : "y"));
-  for (int i = 0; i < 3; ++i) batch.push_back(Ev(kT0 + 10'000 + i, "r-42-b", "x"));
-  for (int i = 0; i < 3; ++i) batch.push_back(Ev(kT0 + 20'000 + i, "r-43", "y"));
+  for (int i = 0; i < 6; ++i) batch.push_back(Ev(kGroupsT0 + i * 1'000, "r-42", i < 4 ? "x" : "y"));
+  for (int i = 0; i < 3; ++i) batch.push_back(Ev(kGroupsT0 + 10'000 + i, "r-42-b", "x"));
+  for (int i = 0; i < 3; ++i) batch.push_back(Ev(kGroupsT0 + 20'000 + i, "r-43", "y"));
   MustAppend(batch);
   query::Term t;
   t.field = "user.name";
@@ -190,8 +191,8 @@ TEST_F(GroupsTest, FilteredViewCountsOnlyVisibleEventsOfExactGroups) {
   const GroupSummary* r42 = Find(page, "r-42");
   ASSERT_NE(r42, nullptr);
   EXPECT_EQ(r42->events, 4u);
-  EXPECT_EQ(r42->first, kT0);
-  EXPECT_EQ(r42->last, kT0 + 3'000);
+  EXPECT_EQ(r42->first, kGroupsT0);
+  EXPECT_EQ(r42->last, kGroupsT0 + 3'000);
   const GroupSummary* b = Find(page, "r-42-b");
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(b->events, 3u);

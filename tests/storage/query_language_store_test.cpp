@@ -33,16 +33,16 @@ using query::Node;
 using query::NodeKind;
 using Names = std::vector<std::string>;
 
-constexpr TimeMs kT0 = dashcam::testing::kDefaultGeneratorStartMs + 3'600'000;
+constexpr TimeMs kLangT0 = dashcam::testing::kDefaultGeneratorStartMs + 3'600'000;
 
-Node Leaf(NodeKind kind, std::string field, std::string text, unsigned distance = 0) {
+Node LangLeaf(NodeKind kind, std::string field, std::string text, unsigned distance = 0) {
   query::Term t;
   t.field = std::move(field);
   t.text = std::move(text);
   t.distance = distance;
   return Node::MakeLeaf(kind, std::move(t), 0);
 }
-Node Term(std::string field, std::string text, bool prefix = false) {
+Node LangTerm(std::string field, std::string text, bool prefix = false) {
   return Node::MakeTerm(query::Term{std::move(field), std::move(text), false, prefix}, 0);
 }
 Node Range(std::string field, std::string lo, std::string hi, bool inc_lo = true,
@@ -50,7 +50,7 @@ Node Range(std::string field, std::string lo, std::string hi, bool inc_lo = true
   return Node::MakeRange(
       query::Range{std::move(field), std::move(lo), std::move(hi), inc_lo, inc_hi}, 0);
 }
-Node Group(NodeKind kind, std::vector<Node> children) {
+Node LangGroup(NodeKind kind, std::vector<Node> children) {
   return Node{kind, 0, std::move(children), {}, {}};
 }
 
@@ -60,7 +60,7 @@ Record RecordOf(const std::string& json, std::string index, std::string doc_id =
   DocumentView view;
   EXPECT_TRUE(reader.ReadUnpadded(json, view).ok()) << json;
   Record r;
-  r.ts_ms = view.timestamp.value_or(kT0);
+  r.ts_ms = view.timestamp.value_or(kLangT0);
   r.level = view.level.value_or("");
   r.message = view.message.value_or("");
   r.index = std::move(index);
@@ -157,39 +157,39 @@ TEST_F(QueryLanguageStoreTest, WildcardsExpandAgainstTheVocabulary) {
   AddJson(Ev("cuda ok", R"(,"host":{"name":"gpu-node"})"));
   AddJson(Ev("显存不足", R"(,"host":{"name":"cpu-node-07"})"));
   const Names oom = {"RuntimeError: CUDA out of memory", "cudnn failure: outofmemory"};
-  EXPECT_EQ(Find(Leaf(NodeKind::kWildcard, "", "*memory")), oom);
-  EXPECT_EQ(Find(Leaf(NodeKind::kWildcard, "", "cud?")),
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "", "*memory")), oom);
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "", "cud?")),
             (Names{"RuntimeError: CUDA out of memory", "cuda ok"}));
-  EXPECT_EQ(Find(Leaf(NodeKind::kWildcard, "", "c*a")),
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "", "c*a")),
             (Names{"RuntimeError: CUDA out of memory", "cuda ok"}));
-  EXPECT_EQ(Find(Leaf(NodeKind::kWildcard, "", "CU*N")), (Names{"cudnn failure: outofmemory"}));
-  EXPECT_EQ(Find(Leaf(NodeKind::kWildcard, "", "*xyz*")), Names{});
-  EXPECT_EQ(Find(Leaf(NodeKind::kWildcard, "", "显*")), (Names{"显存不足"}));
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "", "CU*N")), (Names{"cudnn failure: outofmemory"}));
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "", "*xyz*")), Names{});
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "", "显*")), (Names{"显存不足"}));
   // Several positions: gpu, node, then any token (so not plain "gpu-node").
-  EXPECT_EQ(Find(Leaf(NodeKind::kWildcard, "host.name", "gpu-node-*")), oom);
-  EXPECT_EQ(Find(Leaf(NodeKind::kWildcard, "host.name", "*-node-0?")),
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "host.name", "gpu-node-*")), oom);
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "host.name", "*-node-0?")),
             (Names{"RuntimeError: CUDA out of memory", "显存不足"}));
-  EXPECT_EQ(Find(Leaf(NodeKind::kWildcard, "host.name", "g*-node-1*")),
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "host.name", "g*-node-1*")),
             (Names{"cudnn failure: outofmemory"}));
   // A wildcard never crosses a separator.
-  EXPECT_EQ(Find(Leaf(NodeKind::kWildcard, "host.name", "gpu*07")), Names{});
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "host.name", "gpu*07")), Names{});
 }
 
 TEST_F(QueryLanguageStoreTest, TooManyExpansionsIsAnErrorNamingTheLimit) {
   std::vector<Record> records;
   for (int i = 0; i < 1100; ++i) records.push_back(RecordOf(Ev(fmt::format("job{}", i)), "logs"));
   Add(std::move(records));
-  auto page = Run(Leaf(NodeKind::kWildcard, "", "job*"));
+  auto page = Run(LangLeaf(NodeKind::kWildcard, "", "job*"));
   ASSERT_FALSE(page.ok());
   EXPECT_EQ(page.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(page.status().message().find("matches more than 1024 distinct terms"),
             std::string::npos)
       << page.status().message();
   // Narrower patterns are fine; so is a prefix (FTS5 answers it alone).
-  auto narrow = Run(Leaf(NodeKind::kWildcard, "", "job10?"));
+  auto narrow = Run(LangLeaf(NodeKind::kWildcard, "", "job10?"));
   ASSERT_TRUE(narrow.ok()) << narrow.status().ToString();
   EXPECT_EQ(narrow->hits.size(), 10u);
-  auto prefix = Run(Term("", "job", true));
+  auto prefix = Run(LangTerm("", "job", true));
   ASSERT_TRUE(prefix.ok());
   EXPECT_EQ(prefix->hits.size(), 1100u);
 }
@@ -200,16 +200,17 @@ TEST_F(QueryLanguageStoreTest, Regexes) {
   AddJson(Ev("cuda error: out of memory"));
   AddJson(Ev("error out of memory"));
   AddJson(Ev("x", R"(,"user":"zhangsan","tags":["a1","b22"])"));
-  EXPECT_EQ(Find(Leaf(NodeKind::kRegex, "", "CUDA error: (out of memory|illegal memory access)")),
-            (Names{"CUDA error: illegal memory access", "CUDA error: out of memory"}));
-  EXPECT_EQ(Find(Leaf(NodeKind::kRegex, "message", "(?i)^cuda error: out")),
+  EXPECT_EQ(
+      Find(LangLeaf(NodeKind::kRegex, "", "CUDA error: (out of memory|illegal memory access)")),
+      (Names{"CUDA error: illegal memory access", "CUDA error: out of memory"}));
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kRegex, "message", "(?i)^cuda error: out")),
             (Names{"CUDA error: out of memory", "cuda error: out of memory"}));
-  EXPECT_EQ(Find(Leaf(NodeKind::kRegex, "", "r: o")),
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kRegex, "", "r: o")),
             (Names{"CUDA error: out of memory", "cuda error: out of memory"}));
-  EXPECT_EQ(Find(Leaf(NodeKind::kRegex, "", "^e.*y$")), (Names{"error out of memory"}));
-  EXPECT_EQ(Find(Leaf(NodeKind::kRegex, "user", "^zh.*n$")), (Names{"x"}));
-  EXPECT_EQ(Find(Leaf(NodeKind::kRegex, "tags", "^b\\d+$")), (Names{"x"}));
-  EXPECT_EQ(Find(Leaf(NodeKind::kRegex, "tags", "a1b")), Names{});
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kRegex, "", "^e.*y$")), (Names{"error out of memory"}));
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kRegex, "user", "^zh.*n$")), (Names{"x"}));
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kRegex, "tags", "^b\\d+$")), (Names{"x"}));
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kRegex, "tags", "a1b")), Names{});
 }
 
 TEST_F(QueryLanguageStoreTest, FuzzyAndProximity) {
@@ -217,17 +218,19 @@ TEST_F(QueryLanguageStoreTest, FuzzyAndProximity) {
   AddJson(Ev("memory pressure"));
   AddJson(Ev("memo to self"));
   AddJson(Ev("out of the cuda memory"));
-  EXPECT_EQ(Find(Leaf(NodeKind::kFuzzy, "", "memroy", 1)),
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kFuzzy, "", "memroy", 1)),
             (Names{"CUDA out of memory", "memory pressure", "out of the cuda memory"}));
-  EXPECT_EQ(Find(Leaf(NodeKind::kFuzzy, "", "memroy", 0)), Names{});
-  EXPECT_EQ(Find(Leaf(NodeKind::kFuzzy, "", "mem", 2)), (Names{"memo to self"}));
-  EXPECT_EQ(Find(Leaf(NodeKind::kNear, "", "cuda memory", 3)),
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kFuzzy, "", "memroy", 0)), Names{});
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kFuzzy, "", "mem", 2)), (Names{"memo to self"}));
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kNear, "", "cuda memory", 3)),
             (Names{"CUDA out of memory", "out of the cuda memory"}));
-  EXPECT_EQ(Find(Leaf(NodeKind::kNear, "", "cuda memory", 1)), (Names{"out of the cuda memory"}));
-  EXPECT_EQ(Find(Leaf(NodeKind::kNear, "", "memory cuda", 0)), (Names{"out of the cuda memory"}));
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kNear, "", "cuda memory", 1)),
+            (Names{"out of the cuda memory"}));
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kNear, "", "memory cuda", 0)),
+            (Names{"out of the cuda memory"}));
   // "out of" is one phrase of two tokens; it must end within 1 of `memory`.
-  EXPECT_EQ(Find(Leaf(NodeKind::kNear, "", "out-of memory", 1)), (Names{"CUDA out of memory"}));
-  EXPECT_EQ(Find(Leaf(NodeKind::kNear, "", "out-of memory", 2)),
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kNear, "", "out-of memory", 1)), (Names{"CUDA out of memory"}));
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kNear, "", "out-of memory", 2)),
             (Names{"CUDA out of memory", "out of the cuda memory"}));
 }
 
@@ -236,14 +239,15 @@ TEST_F(QueryLanguageStoreTest, MetaFields) {
   AddJson(Ev("two"), "app-logs", "my-doc-1");
   AddJson(Ev("three"), "");
   const std::string one_id = events_[0].second;
-  EXPECT_EQ(Find(Leaf(NodeKind::kWildcard, "_index", "filebeat-*")), (Names{"one"}));
-  EXPECT_EQ(Find(Term("_index", "app")), (Names{"two"}));
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "_index", "filebeat-*")), (Names{"one"}));
+  EXPECT_EQ(Find(LangTerm("_index", "app")), (Names{"two"}));
   EXPECT_EQ(Find(Node::MakeExists("_index", 0)), (Names{"one", "two"}));
-  EXPECT_EQ(Find(Leaf(NodeKind::kRegex, "_index", "^app-")), (Names{"two"}));
-  EXPECT_EQ(Find(Term("_id", one_id)), (Names{"one"}));
-  EXPECT_EQ(Find(Term("_id", "my-doc-1")), (Names{"two"}));
-  EXPECT_EQ(Find(Term("_id", "my-doc")), Names{});
-  EXPECT_EQ(Find(Group(NodeKind::kNot, {Term("_id", "my-doc-1")})), (Names{"one", "three"}));
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kRegex, "_index", "^app-")), (Names{"two"}));
+  EXPECT_EQ(Find(LangTerm("_id", one_id)), (Names{"one"}));
+  EXPECT_EQ(Find(LangTerm("_id", "my-doc-1")), (Names{"two"}));
+  EXPECT_EQ(Find(LangTerm("_id", "my-doc")), Names{});
+  EXPECT_EQ(Find(LangGroup(NodeKind::kNot, {LangTerm("_id", "my-doc-1")})),
+            (Names{"one", "three"}));
 }
 
 TEST_F(QueryLanguageStoreTest, HostileTextIsMatchedLiterally) {
@@ -253,11 +257,11 @@ TEST_F(QueryLanguageStoreTest, HostileTextIsMatchedLiterally) {
     for (NodeKind kind :
          {NodeKind::kWildcard, NodeKind::kRegex, NodeKind::kFuzzy, NodeKind::kNear}) {
       const std::string pattern = kind == NodeKind::kRegex ? RE2::QuoteMeta(text) : text;
-      auto page = Run(Leaf(kind, "", pattern, 1));
+      auto page = Run(LangLeaf(kind, "", pattern, 1));
       EXPECT_TRUE(page.ok() || page.status().code() == StatusCode::kInvalidArgument)
           << page.status().ToString();
     }
-    EXPECT_EQ(Find(Leaf(NodeKind::kRegex, "", RE2::QuoteMeta(text))).size(), 1u);
+    EXPECT_EQ(Find(LangLeaf(NodeKind::kRegex, "", RE2::QuoteMeta(text))).size(), 1u);
   }
   EXPECT_EQ(Find(Node::MatchAll()).size(), 1u);  // still there
 }
@@ -290,7 +294,7 @@ TEST_F(QueryLanguageStoreTest, OlderPartitionsGetAVocabulary) {
   ASSERT_EQ((*stmt)->Step(), SQLITE_ROW);
   EXPECT_EQ((*stmt)->Text(0), "_index\x1flogs,alpha,beta,gamma");
   (*stmt)->Reset();
-  EXPECT_EQ(Find(Leaf(NodeKind::kWildcard, "", "?lpha")), (Names{"alpha beta"}));
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "", "?lpha")), (Names{"alpha beta"}));
 }
 
 // ---- Compiled SQL against RowMatcher on generated training logs ----
@@ -309,7 +313,7 @@ class RandomQueries {
     if (pick >= 7) {
       std::vector<Node> children;
       for (int i = Int(2, 3); i > 0; --i) children.push_back(Make(depth + 1));
-      return Group(pick == 7 ? NodeKind::kOr : NodeKind::kAnd, std::move(children));
+      return LangGroup(pick == 7 ? NodeKind::kOr : NodeKind::kAnd, std::move(children));
     }
     if (pick == 6) return Node::MakeNot(Make(depth + 1), 0);
     return MakeLeaf();
@@ -344,7 +348,7 @@ class RandomQueries {
     const std::string field = kFields[Int(0, 4)];
     switch (Int(0, 13)) {
       case 0:
-        return Term("", word);
+        return LangTerm("", word);
       case 1: {
         const std::size_t at = words.size() > 2 ? Int(0, words.size() - 3) : 0;
         std::string phrase;
@@ -352,16 +356,16 @@ class RandomQueries {
         return Node::MakeTerm(query::Term{"", phrase, true, false}, 0);
       }
       case 2:
-        return Term("", word.substr(0, std::max<std::size_t>(1, word.size() / 2)), true);
+        return LangTerm("", word.substr(0, std::max<std::size_t>(1, word.size() / 2)), true);
       case 3:
-        return Term(field, FieldText(r, field));
+        return LangTerm(field, FieldText(r, field));
       case 4:
-        return Leaf(NodeKind::kWildcard, "",
-                    Int(0, 1) ? "*" + word.substr(word.size() / 2) : Mutate(word, '?'));
+        return LangLeaf(NodeKind::kWildcard, "",
+                        Int(0, 1) ? "*" + word.substr(word.size() / 2) : Mutate(word, '?'));
       case 5: {
         std::string value = FieldText(r, field);
         value = value.substr(0, value.size() / 2) + "*";
-        return Leaf(NodeKind::kWildcard, field, Int(0, 1) ? value : Mutate(value, '?'));
+        return LangLeaf(NodeKind::kWildcard, field, Int(0, 1) ? value : Mutate(value, '?'));
       }
       case 6: {
         const std::string& m = r.message;
@@ -370,20 +374,20 @@ class RandomQueries {
         if (Int(0, 2) == 0) re = "^" + RE2::QuoteMeta(m.substr(0, Int(1, 6))) + ".*" + re;
         if (Int(0, 2) == 0) re = "(" + re + "|" + RE2::QuoteMeta(AnyToken()) + ")";
         if (Int(0, 3) == 0) re = "(?i)" + re;
-        return Leaf(NodeKind::kRegex, Int(0, 4) ? "" : "message", re);
+        return LangLeaf(NodeKind::kRegex, Int(0, 4) ? "" : "message", re);
       }
       case 7: {
         std::string w = word;
         if (w.size() > 2) std::swap(w[0], w[1]);
         if (Int(0, 3) == 0) {
           const auto value = TextTokenizer::TokenizeToVector(FieldText(r, field));
-          return Leaf(NodeKind::kFuzzy, field, value.empty() ? "x" : value.back(), Int(0, 2));
+          return LangLeaf(NodeKind::kFuzzy, field, value.empty() ? "x" : value.back(), Int(0, 2));
         }
-        return Leaf(NodeKind::kFuzzy, "", w, Int(0, 2));
+        return LangLeaf(NodeKind::kFuzzy, "", w, Int(0, 2));
       }
       case 8: {
         const std::string other = words.empty() ? word : words[Int(0, words.size() - 1)];
-        return Leaf(NodeKind::kNear, "", word + " " + other, Int(0, 4));
+        return LangLeaf(NodeKind::kNear, "", word + " " + other, Int(0, 4));
       }
       case 9: {
         static const char* kNumeric[] = {"gpu_mem_mb", "loss", "step", "gpu_id"};
@@ -398,8 +402,8 @@ class RandomQueries {
         return Node::MakeExists(kMaybe[Int(0, 5)], 0);
       }
       case 12:
-        return Int(0, 1) ? Term("_id", events_[Int(0, events_.size() - 1)].second)
-                         : Leaf(NodeKind::kWildcard, "_index", "app*");
+        return Int(0, 1) ? LangTerm("_id", events_[Int(0, events_.size() - 1)].second)
+                         : LangLeaf(NodeKind::kWildcard, "_index", "app*");
       default:
         return Range("@timestamp", std::to_string(r.ts_ms),
                      std::to_string(r.ts_ms + Int(0, 60'000)), true, Int(0, 1));

@@ -7,7 +7,7 @@
 namespace dashcam::storage {
 namespace {
 
-DocumentView Doc(std::vector<std::pair<std::string, std::string>> fields) {
+DocumentView ScopeDoc(std::vector<std::pair<std::string, std::string>> fields) {
   DocumentView d;
   for (auto& [n, v] : fields) d.fields.push_back(Field{n, Field::Type::kString, v, 0});
   return d;
@@ -15,19 +15,19 @@ DocumentView Doc(std::vector<std::pair<std::string, std::string>> fields) {
 
 TEST(ScopeMatchTest, ValuesMustBeEqualAndAbsentFieldsAbsent) {
   const std::vector<ScopeField> scope = {{"host", {"h1"}}, {"path", {}}, {"_index", {"logs"}}};
-  EXPECT_TRUE(MatchesScope(scope, Doc({{"host", "h1"}, {"x", "1"}}), "logs"));
-  EXPECT_FALSE(MatchesScope(scope, Doc({{"host", "h1-b"}}), "logs"));
-  EXPECT_FALSE(MatchesScope(scope, Doc({{"host", "H1"}}), "logs"));
-  EXPECT_FALSE(MatchesScope(scope, Doc({{"host", "h1"}, {"path", "/a"}}), "logs"));
-  EXPECT_FALSE(MatchesScope(scope, Doc({{"host", "h1"}}), "other"));
-  EXPECT_FALSE(MatchesScope(scope, Doc({}), "logs"));
+  EXPECT_TRUE(MatchesScope(scope, ScopeDoc({{"host", "h1"}, {"x", "1"}}), "logs"));
+  EXPECT_FALSE(MatchesScope(scope, ScopeDoc({{"host", "h1-b"}}), "logs"));
+  EXPECT_FALSE(MatchesScope(scope, ScopeDoc({{"host", "H1"}}), "logs"));
+  EXPECT_FALSE(MatchesScope(scope, ScopeDoc({{"host", "h1"}, {"path", "/a"}}), "logs"));
+  EXPECT_FALSE(MatchesScope(scope, ScopeDoc({{"host", "h1"}}), "other"));
+  EXPECT_FALSE(MatchesScope(scope, ScopeDoc({}), "logs"));
   // Several values: the same ones, in order.
   const std::vector<ScopeField> tags = {{"tag", {"a", "b"}}, {"_index", {}}};
-  EXPECT_TRUE(MatchesScope(tags, Doc({{"tag", "a"}, {"tag", "b"}}), ""));
-  EXPECT_FALSE(MatchesScope(tags, Doc({{"tag", "a"}}), ""));
-  EXPECT_FALSE(MatchesScope(tags, Doc({{"tag", "a"}, {"tag", "b"}, {"tag", "c"}}), ""));
-  EXPECT_FALSE(MatchesScope(tags, Doc({{"tag", "a"}, {"tag", "b"}}), "logs"));
-  EXPECT_TRUE(MatchesScope({}, Doc({{"anything", "1"}}), "x"));
+  EXPECT_TRUE(MatchesScope(tags, ScopeDoc({{"tag", "a"}, {"tag", "b"}}), ""));
+  EXPECT_FALSE(MatchesScope(tags, ScopeDoc({{"tag", "a"}}), ""));
+  EXPECT_FALSE(MatchesScope(tags, ScopeDoc({{"tag", "a"}, {"tag", "b"}, {"tag", "c"}}), ""));
+  EXPECT_FALSE(MatchesScope(tags, ScopeDoc({{"tag", "a"}, {"tag", "b"}}), "logs"));
+  EXPECT_TRUE(MatchesScope({}, ScopeDoc({{"anything", "1"}}), "x"));
 }
 
 TEST(ScopeMatchTest, QueryAddsPhrasesForValuesWithTokens) {

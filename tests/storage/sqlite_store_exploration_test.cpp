@@ -21,8 +21,8 @@
 namespace dashcam::storage {
 namespace {
 
-constexpr std::int64_t kDay = 20786;  // 2026-11-29
-constexpr TimeMs kT0 = kDay * kMsPerDay + 10 * 3'600'000;
+constexpr std::int64_t kExplorationDay = 20786;  // 2026-11-29
+constexpr TimeMs kExplorationT0 = kExplorationDay * kMsPerDay + 10 * 3'600'000;
 
 using Rows = std::map<std::tuple<std::int64_t, std::string>, std::int64_t>;
 
@@ -104,62 +104,65 @@ class SqliteStoreExplorationTest : public ::testing::Test {
 TEST_F(SqliteStoreExplorationTest, LevelCountsFollowTheEventsTable) {
   std::vector<Record> batch;
   for (int i = 0; i < 200; ++i) {
-    batch.push_back(Ev(kT0 + i * 700, i % 5 == 0 ? "ERROR" : (i % 2 ? "INFO" : "")));
+    batch.push_back(Ev(kExplorationT0 + i * 700, i % 5 == 0 ? "ERROR" : (i % 2 ? "INFO" : "")));
   }
-  Record doc = Ev(kT0 + 1'000, "INFO");
+  Record doc = Ev(kExplorationT0 + 1'000, "INFO");
   doc.doc_id = "d1";
   doc.op = WriteOp::kIndex;
   batch.push_back(doc);
   MustAppend(std::move(batch));
-  doc.ts_ms = kT0 + 125'000;  // another minute, another level
+  doc.ts_ms = kExplorationT0 + 125'000;  // another minute, another level
   doc.level = "WARN";
   Record dup = doc;
   dup.op = WriteOp::kCreate;  // a duplicate: changes nothing
   MustAppend({doc, dup});
-  Record again = Ev(kT0 + 61'000, "DEBUG");
+  Record again = Ev(kExplorationT0 + 61'000, "DEBUG");
   again.doc_id = "d1";
   again.op = WriteOp::kIndex;
   MustAppend({again});
 
-  const Rows seconds = Query(kDay, "SELECT second, level, n FROM level_seconds WHERE n != 0");
-  const Rows minutes = Query(kDay, "SELECT minute, level, n FROM level_minutes WHERE n != 0");
-  EXPECT_EQ(seconds, Query(kDay,
+  const Rows seconds =
+      Query(kExplorationDay, "SELECT second, level, n FROM level_seconds WHERE n != 0");
+  const Rows minutes =
+      Query(kExplorationDay, "SELECT minute, level, n FROM level_minutes WHERE n != 0");
+  EXPECT_EQ(seconds, Query(kExplorationDay,
                            "SELECT (key >> 20) / 1000, level, count(*) FROM events "
                            "GROUP BY 1, 2"));
-  EXPECT_EQ(minutes, Query(kDay,
+  EXPECT_EQ(minutes, Query(kExplorationDay,
                            "SELECT (key >> 20) / 60000, level, count(*) FROM events "
                            "GROUP BY 1, 2"));
   std::int64_t total = 0;
   for (const auto& [k, n] : minutes) total += n;
   EXPECT_EQ(total, 201);
-  EXPECT_EQ(minutes.count({(kT0 + 61'000) / 60'000, "DEBUG"}), 1u);
-  EXPECT_EQ(minutes.count({(kT0 + 125'000) / 60'000, "WARN"}), 0u);
+  EXPECT_EQ(minutes.count({(kExplorationT0 + 61'000) / 60'000, "DEBUG"}), 1u);
+  EXPECT_EQ(minutes.count({(kExplorationT0 + 125'000) / 60'000, "WARN"}), 0u);
 }
 
 TEST_F(SqliteStoreExplorationTest, VersionOnePartitionsAreUpgradedWhenOpened) {
   std::vector<Record> batch;
-  for (int i = 0; i < 90; ++i) batch.push_back(Ev(kT0 + i * 2'000, i % 3 ? "INFO" : "WARN"));
+  for (int i = 0; i < 90; ++i)
+    batch.push_back(Ev(kExplorationT0 + i * 2'000, i % 3 ? "INFO" : "WARN"));
   MustAppend(std::move(batch));
   store_->Close();
   store_.reset();
   {
     Db db;
-    ASSERT_TRUE(db.Open(PartitionPath(kDay), SQLITE_OPEN_READWRITE).ok());
+    ASSERT_TRUE(db.Open(PartitionPath(kExplorationDay), SQLITE_OPEN_READWRITE).ok());
     ASSERT_TRUE(db.Exec("DROP TABLE level_seconds; DROP TABLE level_minutes; "
                         "PRAGMA user_version=1")
                     .ok());
   }
   Open();
-  const Rows minutes = Query(kDay, "SELECT minute, level, n FROM level_minutes");
-  EXPECT_EQ(minutes, Query(kDay,
+  const Rows minutes = Query(kExplorationDay, "SELECT minute, level, n FROM level_minutes");
+  EXPECT_EQ(minutes, Query(kExplorationDay,
                            "SELECT (key >> 20) / 60000, level, count(*) FROM events "
                            "GROUP BY 1, 2"));
-  EXPECT_EQ(Query(kDay, "SELECT 0, '', user_version FROM pragma_user_version"),
+  EXPECT_EQ(Query(kExplorationDay, "SELECT 0, '', user_version FROM pragma_user_version"),
             (Rows{{{0, ""}, kPartitionSchemaVersion}}));
   HistogramSpec spec;
   spec.interval = 60'000;
   spec.split_field = kLevelSplit;
-  auto h = Histogram(query::Node::MatchAll(), kT0, kT0 + 3 * 60'000, spec);
+  auto h = Histogram(query::Node::MatchAll(), kExplorationT0, kExplorationT0 + 3 * 60'000, spec);
   ASSERT_TRUE(h.ok()) << h.status().ToString();
   EXPECT_EQ(h->keys, (std::vector<std::string>{"INFO", "WARN"}));
   ASSERT_EQ(h->buckets.size(), 3u);
@@ -174,7 +177,7 @@ TEST_F(SqliteStoreExplorationTest, SplitWithManyValuesChoosesKeysFromASample) {
   int n = 0;
   for (int v = 0; v < 40; ++v) {
     for (int k = 0; k <= v; ++k) {
-      batch.push_back(Ev(kT0 + (n++) * 10, "INFO", fmt::format(R"("run":"r{:02}")", v)));
+      batch.push_back(Ev(kExplorationT0 + (n++) * 10, "INFO", fmt::format(R"("run":"r{:02}")", v)));
     }
   }
   MustAppend(std::move(batch));
@@ -182,7 +185,7 @@ TEST_F(SqliteStoreExplorationTest, SplitWithManyValuesChoosesKeysFromASample) {
   spec.interval = 3'600'000;
   spec.split_field = "run";
   spec.split_size = 3;
-  auto h = Histogram(query::Node::MatchAll(), kT0, kT0 + 3'600'000, spec);
+  auto h = Histogram(query::Node::MatchAll(), kExplorationT0, kExplorationT0 + 3'600'000, spec);
   ASSERT_TRUE(h.ok()) << h.status().ToString();
   EXPECT_EQ(h->keys, (std::vector<std::string>{"r39", "r38", "r37"}));
   EXPECT_FALSE(h->keys_sampled);  // the sample held every event
@@ -197,31 +200,36 @@ TEST_F(SqliteStoreExplorationTest, SplitWithManyValuesChoosesKeysFromASample) {
 TEST_F(SqliteStoreExplorationTest, HistogramRefusesTooManyBuckets) {
   HistogramSpec spec;
   spec.interval = 1;
-  auto h = Histogram(query::Node::MatchAll(), kT0, kT0 + kMaxHistogramBuckets + 1, spec);
+  auto h = Histogram(query::Node::MatchAll(), kExplorationT0,
+                     kExplorationT0 + kMaxHistogramBuckets + 1, spec);
   ASSERT_FALSE(h.ok());
   EXPECT_EQ(h.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_TRUE(Histogram(query::Node::MatchAll(), kT0, kT0 + kMaxHistogramBuckets, spec).ok());
+  EXPECT_TRUE(Histogram(query::Node::MatchAll(), kExplorationT0,
+                        kExplorationT0 + kMaxHistogramBuckets, spec)
+                  .ok());
 }
 
 TEST_F(SqliteStoreExplorationTest, NeighborsMatchScopeValuesExactly) {
   // "gpu-1" and "gpu-1-b" share the tokens of the phrase the index is asked
   // for; only the exact check tells them apart. "---" has no tokens at all.
-  MustAppend({Ev(kT0 + 1, "INFO", R"("host":"gpu-1")"), Ev(kT0 + 2, "INFO", R"("host":"gpu-1-b")"),
-              Ev(kT0 + 3, "INFO", R"("host":"gpu-1")"), Ev(kT0 + 4, "INFO", R"("host":"---")"),
-              Ev(kT0 + 5, "INFO", R"("host":"gpu-1","tag":"x")"),
-              Ev(kT0 + 6, "INFO", R"("host":"---")")});
+  MustAppend({Ev(kExplorationT0 + 1, "INFO", R"("host":"gpu-1")"),
+              Ev(kExplorationT0 + 2, "INFO", R"("host":"gpu-1-b")"),
+              Ev(kExplorationT0 + 3, "INFO", R"("host":"gpu-1")"),
+              Ev(kExplorationT0 + 4, "INFO", R"("host":"---")"),
+              Ev(kExplorationT0 + 5, "INFO", R"("host":"gpu-1","tag":"x")"),
+              Ev(kExplorationT0 + 6, "INFO", R"("host":"---")")});
   SearchRequest req;
   const query::Node all = query::Node::MatchAll();
   req.query = &all;
   auto anchor_of = [&](TimeMs t) { return FirstKeyAt(t); };
   NeighborsSpec spec;
-  spec.anchor = anchor_of(kT0 + 3);
+  spec.anchor = anchor_of(kExplorationT0 + 3);
   spec.scope = {{"host", {"gpu-1"}}, {"tag", {}}};
   auto n = store_->FindNeighbors(req, spec);
   ASSERT_TRUE(n.ok()) << n.status().ToString();
   ASSERT_EQ(n->before.size(), 1u);
-  EXPECT_EQ(n->before[0].key, anchor_of(kT0 + 1));
-  EXPECT_TRUE(n->after.empty());  // kT0+5 has a tag
+  EXPECT_EQ(n->before[0].key, anchor_of(kExplorationT0 + 1));
+  EXPECT_TRUE(n->after.empty());  // kExplorationT0+5 has a tag
   EXPECT_FALSE(n->more_after);
   // With none asked for, "more" still means more in scope.
   spec.before = spec.after = 0;
@@ -231,26 +239,27 @@ TEST_F(SqliteStoreExplorationTest, NeighborsMatchScopeValuesExactly) {
   EXPECT_TRUE(n->more_before);
   EXPECT_FALSE(n->more_after);
   spec.before = spec.after = 20;
-  spec.anchor = anchor_of(kT0 + 6);
+  spec.anchor = anchor_of(kExplorationT0 + 6);
   spec.scope = {{"host", {"---"}}};
   n = store_->FindNeighbors(req, spec);
   ASSERT_TRUE(n.ok()) << n.status().ToString();
   ASSERT_EQ(n->before.size(), 1u);
-  EXPECT_EQ(n->before[0].key, anchor_of(kT0 + 4));
+  EXPECT_EQ(n->before[0].key, anchor_of(kExplorationT0 + 4));
   // A bound on the candidates read per side says there may be more.
-  spec.anchor = anchor_of(kT0 + 4);
+  spec.anchor = anchor_of(kExplorationT0 + 4);
   spec.max_examined = 2;
   n = store_->FindNeighbors(req, spec);
   ASSERT_TRUE(n.ok());
-  EXPECT_TRUE(n->before.empty());  // kT0+3 and kT0+2 read, kT0+1 not
+  EXPECT_TRUE(
+      n->before.empty());  // kExplorationT0+3 and kExplorationT0+2 read, kExplorationT0+1 not
   EXPECT_TRUE(n->more_before);
   ASSERT_EQ(n->after.size(), 1u);
-  EXPECT_EQ(n->after[0].key, anchor_of(kT0 + 6));
+  EXPECT_EQ(n->after[0].key, anchor_of(kExplorationT0 + 6));
   EXPECT_FALSE(n->more_after);
   // No such anchor.
-  spec.anchor = anchor_of(kT0 + 7);
+  spec.anchor = anchor_of(kExplorationT0 + 7);
   EXPECT_EQ(store_->FindNeighbors(req, spec).status().code(), StatusCode::kNotFound);
-  spec.anchor = anchor_of(kT0 + 40 * kMsPerDay);
+  spec.anchor = anchor_of(kExplorationT0 + 40 * kMsPerDay);
   EXPECT_EQ(store_->FindNeighbors(req, spec).status().code(), StatusCode::kNotFound);
 }
 
@@ -258,16 +267,17 @@ TEST_F(SqliteStoreExplorationTest, ExtentSpansPartitions) {
   auto empty = store_->Extent(Clock::time_point::max());
   ASSERT_TRUE(empty.ok());
   EXPECT_FALSE(empty->has_value());
-  MustAppend({Ev(kT0 + 2 * kMsPerDay, "INFO"), Ev(kT0, "INFO"), Ev(kT0 + kMsPerDay, "INFO")});
+  MustAppend({Ev(kExplorationT0 + 2 * kMsPerDay, "INFO"), Ev(kExplorationT0, "INFO"),
+              Ev(kExplorationT0 + kMsPerDay, "INFO")});
   auto extent = store_->Extent(Clock::time_point::max());
   ASSERT_TRUE(extent.ok() && extent->has_value());
-  EXPECT_EQ((*extent)->first, kT0);
-  EXPECT_EQ((*extent)->last, kT0 + 2 * kMsPerDay);
+  EXPECT_EQ((*extent)->first, kExplorationT0);
+  EXPECT_EQ((*extent)->last, kExplorationT0 + 2 * kMsPerDay);
 }
 
 TEST_F(SqliteStoreExplorationTest, PastDeadlineIsDeadlineExceeded) {
   std::vector<Record> batch;
-  for (int i = 0; i < 2000; ++i) batch.push_back(Ev(kT0 + i, "INFO", R"("n":1)"));
+  for (int i = 0; i < 2000; ++i) batch.push_back(Ev(kExplorationT0 + i, "INFO", R"("n":1)"));
   MustAppend(std::move(batch));
   SearchRequest req;
   const query::Node all = query::Node::MatchAll();
@@ -276,8 +286,8 @@ TEST_F(SqliteStoreExplorationTest, PastDeadlineIsDeadlineExceeded) {
   HistogramSpec spec;
   spec.interval = 10;  // not from the level counts: a scan
   spec.value_field = "n";
-  req.from = kT0;
-  req.to = kT0 + 2000;
+  req.from = kExplorationT0;
+  req.to = kExplorationT0 + 2000;
   EXPECT_EQ(store_->Histogram(req, spec).status().code(), StatusCode::kDeadlineExceeded);
   EXPECT_EQ(store_->SummarizeFields(req, FieldsSpec{}).status().code(),
             StatusCode::kDeadlineExceeded);

@@ -14,16 +14,18 @@
 #include "storage/log.h"
 #include "storage/partition.h"
 #include "storage/sqlite_store.h"
+#include "tests/common/query_nodes.h"
 #include "tests/common/test_server.h"
 
 namespace dashcam::storage {
 namespace {
 
+using dashcam::testing::MessageTerm;
 using query::Node;
 using Names = std::vector<std::string>;
 
-constexpr std::int64_t kDay = 20786;  // 2026-11-29
-constexpr TimeMs kT0 = kDay * kMsPerDay + 23 * 3'600'000;
+constexpr std::int64_t kScanDay = 20786;  // 2026-11-29
+constexpr TimeMs kScanT0 = kScanDay * kMsPerDay + 23 * 3'600'000;
 
 Record Ev(std::string name, TimeMs ts, std::string msg) {
   Record r;
@@ -32,10 +34,6 @@ Record Ev(std::string name, TimeMs ts, std::string msg) {
   r.message = std::move(msg);
   r.source = std::move(name);
   return r;
-}
-
-Node Msg(std::string text) {
-  return Node::MakeTerm(query::Term{"", std::move(text), false, false}, 0);
 }
 
 class SqliteStoreScanTest : public ::testing::Test {
@@ -92,7 +90,7 @@ TEST_F(SqliteStoreScanTest, PagesCoverEveryMatchOnceInBothOrdersAcrossDays) {
   Names all_asc, odd_asc;
   for (int i = 0; i < 25; ++i) {
     const std::string name = fmt::format("e{}", 100 + i);
-    const TimeMs ts = kT0 + 3'600'000 - 12 * 1000 + i * 1000;  // 23:59:48 .. 00:00:12
+    const TimeMs ts = kScanT0 + 3'600'000 - 12 * 1000 + i * 1000;  // 23:59:48 .. 00:00:12
     records.push_back(Ev(name, ts, i % 3 == 0 ? "odd one" : "plain"));
     all_asc.push_back(name);
     if (i % 3 == 0) odd_asc.push_back(name);
@@ -105,8 +103,8 @@ TEST_F(SqliteStoreScanTest, PagesCoverEveryMatchOnceInBothOrdersAcrossDays) {
     SCOPED_TRACE(page);
     EXPECT_EQ(ScanAll(Node::MatchAll(), true, page), all_asc);
     EXPECT_EQ(ScanAll(Node::MatchAll(), false, page), all_desc);
-    EXPECT_EQ(ScanAll(Msg("odd"), true, page), odd_asc);
-    EXPECT_EQ(ScanAll(Msg("odd"), false, page), odd_desc);
+    EXPECT_EQ(ScanAll(MessageTerm("odd"), true, page), odd_asc);
+    EXPECT_EQ(ScanAll(MessageTerm("odd"), false, page), odd_desc);
   }
   int pages = 0;
   ScanAll(Node::MatchAll(), false, 5, &pages);
@@ -114,18 +112,19 @@ TEST_F(SqliteStoreScanTest, PagesCoverEveryMatchOnceInBothOrdersAcrossDays) {
 }
 
 TEST_F(SqliteStoreScanTest, KeyRangeBoundsAreInclusive) {
-  auto r = Append({Ev("a", kT0 + 1, "x"), Ev("b", kT0 + 2, "x"), Ev("c", kT0 + 3, "x")});
+  auto r =
+      Append({Ev("a", kScanT0 + 1, "x"), Ev("b", kScanT0 + 2, "x"), Ev("c", kScanT0 + 3, "x")});
   ASSERT_TRUE(r.status.ok());
   const EventKey kb = *ParseEventKey(r.ids[1]), kc = *ParseEventKey(r.ids[2]);
-  EXPECT_EQ(ScanAll(Msg("x"), true, 10, nullptr, kb, kc), (Names{"b", "c"}));
-  EXPECT_EQ(ScanAll(Msg("x"), false, 10, nullptr, kb, kb), (Names{"b"}));
-  EXPECT_EQ(ScanAll(Msg("x"), false, 10, nullptr, kc, kb), Names{});
+  EXPECT_EQ(ScanAll(MessageTerm("x"), true, 10, nullptr, kb, kc), (Names{"b", "c"}));
+  EXPECT_EQ(ScanAll(MessageTerm("x"), false, 10, nullptr, kb, kb), (Names{"b"}));
+  EXPECT_EQ(ScanAll(MessageTerm("x"), false, 10, nullptr, kc, kb), Names{});
 }
 
 TEST_F(SqliteStoreScanTest, PagesEndAfterMaxBytesOfDocuments) {
   std::vector<Record> records;
   for (int i = 0; i < 10; ++i) {
-    records.push_back(Ev(fmt::format("{}{}", i, std::string(99, 'x')), kT0 + i, "x"));
+    records.push_back(Ev(fmt::format("{}{}", i, std::string(99, 'x')), kScanT0 + i, "x"));
   }
   ASSERT_TRUE(Append(std::move(records)).status.ok());
   const Node q = Node::MatchAll();
@@ -146,7 +145,7 @@ TEST_F(SqliteStoreScanTest, PagesEndAfterMaxBytesOfDocuments) {
 
 TEST_F(SqliteStoreScanTest, CancelledScanStopsWithUnavailable) {
   std::vector<Record> records;
-  for (int i = 0; i < 20'000; ++i) records.push_back(Ev("e", kT0 + i, "x"));
+  for (int i = 0; i < 20'000; ++i) records.push_back(Ev("e", kScanT0 + i, "x"));
   ASSERT_TRUE(Append(std::move(records)).status.ok());
   const Node q = Node::MatchAll();
   std::atomic<bool> cancelled{true};
@@ -171,25 +170,25 @@ TEST_F(SqliteStoreScanTest, ObserverSeesEachCommitsStoredKeysAscending) {
     notices.emplace_back(n.day, std::vector<EventKey>(n.keys.begin(), n.keys.end()));
   });
   // Out of time order, across two days, with a duplicate doc_id.
-  Record dup = Ev("dup", kT0 + 5, "x");
+  Record dup = Ev("dup", kScanT0 + 5, "x");
   dup.doc_id = "same";
-  auto r = Append({Ev("late", kT0 + 3, "x"), Ev("next-day", kT0 + 3'600'000 + 1, "x"),
-                   Ev("early", kT0 + 1, "x"), dup, dup});
+  auto r = Append({Ev("late", kScanT0 + 3, "x"), Ev("next-day", kScanT0 + 3'600'000 + 1, "x"),
+                   Ev("early", kScanT0 + 1, "x"), dup, dup});
   ASSERT_TRUE(r.status.ok()) << r.status.ToString();
   {
     std::lock_guard lock(mu);
     ASSERT_EQ(notices.size(), 2u);  // one per partition, committed before Append reported
     std::vector<EventKey> today = {*ParseEventKey(r.ids[2]), *ParseEventKey(r.ids[0])};
-    EXPECT_EQ(notices[0].first, kDay);
+    EXPECT_EQ(notices[0].first, kScanDay);
     ASSERT_EQ(notices[0].second.size(), 3u);  // the second "dup" was not stored
     EXPECT_TRUE(std::is_sorted(notices[0].second.begin(), notices[0].second.end()));
     EXPECT_EQ(notices[0].second[0], today[0]);
     EXPECT_EQ(notices[0].second[1], today[1]);
-    EXPECT_EQ(notices[1].first, kDay + 1);
+    EXPECT_EQ(notices[1].first, kScanDay + 1);
     EXPECT_EQ(notices[1].second, (std::vector<EventKey>{*ParseEventKey(r.ids[1])}));
   }
   store_->SetCommitObserver(nullptr);
-  ASSERT_TRUE(Append({Ev("after", kT0 + 9, "x")}).status.ok());
+  ASSERT_TRUE(Append({Ev("after", kScanT0 + 9, "x")}).status.ok());
   std::lock_guard lock(mu);
   EXPECT_EQ(notices.size(), 2u);
 }

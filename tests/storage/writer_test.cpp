@@ -28,8 +28,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr std::int64_t kDay = 20786;  // 2026-11-29
-constexpr TimeMs kT0 = kDay * kMsPerDay + 10 * 3'600'000;
+constexpr std::int64_t kWriterDay = 20786;  // 2026-11-29
+constexpr TimeMs kWriterT0 = kWriterDay * kMsPerDay + 10 * 3'600'000;
 constexpr std::uint64_t kSmallQuota = 256u << 10;
 constexpr std::uint64_t kNoQuota = 1ull << 40;
 
@@ -88,7 +88,7 @@ class WriterDiskFullTest : public ::testing::Test {
 
   // A batch of `n` events of about 2 KiB of distinct words each, named
   // "<prefix>-<i>" (the name is the stored source).
-  std::vector<Record> Batch(const std::string& prefix, int n, TimeMs ts = kT0) {
+  std::vector<Record> Batch(const std::string& prefix, int n, TimeMs ts = kWriterT0) {
     std::vector<Record> out;
     for (int i = 0; i < n; ++i) {
       Record r;
@@ -168,7 +168,7 @@ TEST_F(WriterDiskFullTest, FullDiskRollsBackPausesAndResumesByItself) {
   EXPECT_TRUE(writer_->Stats().disk_full);
 
   // The file holds exactly the acknowledged events, consistently.
-  FileContents during = ReadFile(parts_.PathFor(kDay));
+  FileContents during = ReadFile(parts_.PathFor(kWriterDay));
   EXPECT_EQ(during.integrity, "ok");
   EXPECT_EQ(during.sources, stored);
   EXPECT_EQ(during.level_counted, during.events);
@@ -178,12 +178,12 @@ TEST_F(WriterDiskFullTest, FullDiskRollsBackPausesAndResumesByItself) {
   stats = writer_->Stats();
   EXPECT_TRUE(stats.last_commit.ok()) << stats.last_commit.ToString();
   // The batch refused before is taken now, on the reopened connection.
-  const AppendResult again = Append(Batch("refused", 5, kT0 + 100'000));
+  const AppendResult again = Append(Batch("refused", 5, kWriterT0 + 100'000));
   ASSERT_TRUE(again.status.ok()) << again.status.ToString();
   for (int i = 0; i < 5; ++i) stored.insert(fmt::format("refused-{}", i));
 
   writer_->Stop();
-  FileContents after = ReadFile(parts_.PathFor(kDay));
+  FileContents after = ReadFile(parts_.PathFor(kWriterDay));
   EXPECT_EQ(after.integrity, "ok");
   EXPECT_EQ(after.sources, stored);
   EXPECT_EQ(after.level_counted, after.events);
@@ -195,16 +195,16 @@ TEST_F(WriterDiskFullTest, NewPartitionOnFullDiskLeavesNoFileBehind) {
   const AppendResult r = Append(Batch("new", 3));
   EXPECT_EQ(r.status.code(), StatusCode::kNoSpace) << r.status.ToString();
   EXPECT_TRUE(writer_->Stats().disk_full);
-  const std::string path = parts_.PathFor(kDay);
+  const std::string path = parts_.PathFor(kWriterDay);
   EXPECT_FALSE(std::filesystem::exists(path));
   EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
-  EXPECT_FALSE(parts_.Contains(kDay));
+  EXPECT_FALSE(parts_.Contains(kWriterDay));
 
   SetQuota(kNoQuota);
   ASSERT_TRUE(WaitUntilWritable(5s));  // the probe creates the partition
   const AppendResult ok = Append(Batch("new", 3));
   ASSERT_TRUE(ok.status.ok()) << ok.status.ToString();
-  EXPECT_TRUE(parts_.Contains(kDay));
+  EXPECT_TRUE(parts_.Contains(kWriterDay));
   writer_->Stop();
   FileContents after = ReadFile(path);
   EXPECT_EQ(after.integrity, "ok");
@@ -220,7 +220,7 @@ TEST_F(WriterDiskFullTest, ExclusiveTaskDuringPauseBringsTheProbeForward) {
   std::this_thread::sleep_for(200ms);
   EXPECT_TRUE(writer_->Stats().disk_full);  // nothing probed yet
   bool ran = false;
-  ASSERT_TRUE(writer_->RunExclusive(kDay - 1, [&] { ran = true; }).ok());
+  ASSERT_TRUE(writer_->RunExclusive(kWriterDay - 1, [&] { ran = true; }).ok());
   EXPECT_TRUE(ran);
   EXPECT_TRUE(WaitUntilWritable(5s));
 }
@@ -245,7 +245,7 @@ TEST_F(WriterDiskFullTest, StopWhilePausedReturnsAndRefuses) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
   const AppendResult r = Append(Batch("late", 1));
   EXPECT_EQ(r.status.code(), StatusCode::kUnavailable);
-  EXPECT_EQ(ReadFile(parts_.PathFor(kDay)).sources, stored);
+  EXPECT_EQ(ReadFile(parts_.PathFor(kWriterDay)).sources, stored);
 }
 
 }  // namespace
