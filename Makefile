@@ -20,6 +20,14 @@ LISTEN ?= 127.0.0.1:9200
 UNITY ?= ON
 UNITY_BATCH ?= 8
 UNITY_FLAGS = -DCMAKE_UNITY_BUILD=$(UNITY) -DCMAKE_UNITY_BUILD_BATCH_SIZE=$(UNITY_BATCH)
+# Ninja starts a target's compiles without waiting for the libraries it links
+# (make's generator does wait), which keeps both cores busy when one large
+# batch is left. A build directory made by another generator is reconfigured.
+GENERATOR ?= Ninja
+CONFIGURE = cmake -S . -G "$(GENERATOR)" $(UNITY_FLAGS)
+# $(call fresh_cache,DIR): drop DIR's CMake cache when another generator made it.
+fresh_cache = grep -qs 'CMAKE_GENERATOR:INTERNAL=$(GENERATOR)$$' $(1)/CMakeCache.txt || \
+	rm -rf $(1)/CMakeCache.txt $(1)/CMakeFiles
 DATA ?= ./data
 
 .PHONY: all deps build run test test-release test-asan test-node-deps bench bench-web fuzz format clean
@@ -30,7 +38,8 @@ deps:
 	./deploy/install-deps.sh
 
 build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(UNITY_FLAGS)
+	$(call fresh_cache,$(BUILD))
+	$(CONFIGURE) -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(BUILD) -j$(JOBS)
 
 run: build
@@ -53,8 +62,9 @@ test-release: build test-node-deps
 # the page's JavaScript, and every endpoint they call is driven under the
 # sanitizers by the integration tests, at a fraction of the time.
 test-asan: deps test-node-deps
-	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
-	  -DDASHCAM_SANITIZE=ON -DDASHCAM_BENCH=OFF $(UNITY_FLAGS)
+	$(call fresh_cache,$(ASAN_BUILD))
+	$(CONFIGURE) -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
+	  -DDASHCAM_SANITIZE=ON -DDASHCAM_BENCH=OFF
 	cmake --build $(ASAN_BUILD) -j$(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j$(JOBS) -LE browser

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config git curl openssl
+  build-essential cmake ninja-build pkg-config git curl openssl
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libsqlite3-dev sqlite3 libsimdjson-dev zlib1g-dev libssl-dev libzstd-dev
   libre2-dev libyaml-cpp-dev libcli11-dev libfmt-dev libspdlog-dev
