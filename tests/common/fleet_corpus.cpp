@@ -87,7 +87,7 @@ std::string Host(int h) {
 }
 
 std::string RunName(int i) {
-  char buf[8];
+  char buf[16];
   std::snprintf(buf, sizeof buf, "r-%02d", i);
   return buf;
 }

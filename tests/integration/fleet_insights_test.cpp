@@ -53,7 +53,9 @@ class FleetInsightsTest : public ::testing::Test {
   }
 
   void TearDown() override {
-    if (server_) EXPECT_EQ(server_->Stop(), 0) << server_->ReadLog();
+    if (server_) {
+      EXPECT_EQ(server_->Stop(), 0) << server_->ReadLog();
+    }
   }
 
   json::array GetArray(const std::string& target, const char* member) {
@@ -121,7 +123,9 @@ TEST_F(FleetInsightsTest, EveryInjectedFailureIsOneIncidentWithItsRootCause) {
   }
   // The OOM spans both hosts of its 8-rank run.
   for (const auto& i : incidents) {
-    if (i.at("kind").as_string() == "cuda_oom") EXPECT_EQ(i.at("hosts").as_array().size(), 2u);
+    if (i.at("kind").as_string() == "cuda_oom") {
+      EXPECT_EQ(i.at("hosts").as_array().size(), 2u);
+    }
   }
 }
 
