@@ -24,6 +24,9 @@ import { createVirtualList } from "./virtual_list.js";
 // Rows kept at most while the live tail adds to the top.
 const MAX_ROWS = 20000;
 const PAGE_SIZE = 200;
+// How close (px below the viewport) the "Load more" button is when the next
+// page is fetched.
+const NEAR_PX = 1200;
 const LOADING_DELAY_MS = 250;
 const $ = (id) => document.getElementById(id);
 
@@ -129,7 +132,11 @@ export function mountHits(ctx) {
     show(result, state);
     // The observer reports changes only: a page that left the button near
     // the viewport (or one that arrived while another was loading) goes on.
-    if (!more.hidden && more.getBoundingClientRect().top < innerHeight + 1200) loadMore();
+    if (moreIsNear()) loadMore();
+  }
+
+  function moreIsNear() {
+    return !more.hidden && more.getBoundingClientRect().top < innerHeight + NEAR_PX;
   }
 
   // `retry`: what the error notice's Retry (and a 429's timer) runs.
@@ -312,7 +319,13 @@ export function mountHits(ctx) {
   more.addEventListener("click", loadMore);
   new IntersectionObserver((entries) => {
     if (entries.some((e) => e.isIntersecting)) loadMore();
-  }, { rootMargin: "1200px 0px" }).observe(more);
+  }, { rootMargin: `${NEAR_PX}px 0px` }).observe(more);
+  // A scroll to the end that lands before any frame has seen a just
+  // appended page push the button away is no transition for the observer
+  // (it was near, it is near), so each scroll checks as well.
+  addEventListener("scroll", () => {
+    if (moreIsNear()) loadMore();
+  }, { passive: true });
   store.subscribe((state, changed) => {
     if (isNewSearch(changed)) search(state);
     else if (changed.has("hit") && !settingHit) openSelected(state);
