@@ -197,11 +197,13 @@ TEST_F(GroupsTest, FilteredViewShowsAnEndOnlyWhenTheClosingEventIsVisible) {
   ASSERT_TRUE(r2->ended.has_value());
   EXPECT_EQ(*r2->ended, kGroupsT0 + 3'000);
   // Unfiltered, r-1 ended; filtered without the closing query, nothing can be told.
-  const GroupSummary* all = Find(MustGroups(*store_, kMinEventTime, kMaxEventTime), "r-1");
+  const GroupsPage unfiltered = MustGroups(*store_, kMinEventTime, kMaxEventTime);
+  const GroupSummary* all = Find(unfiltered, "r-1");
   ASSERT_NE(all, nullptr);
   ASSERT_TRUE(all->ended.has_value());
   EXPECT_EQ(*all->ended, kGroupsT0 + 1'000);
-  const GroupSummary* blind = Find(MustGroups(x, kMinEventTime, kMaxEventTime), "r-2");
+  const GroupsPage without_end_query = MustGroups(x, kMinEventTime, kMaxEventTime);
+  const GroupSummary* blind = Find(without_end_query, "r-2");
   ASSERT_NE(blind, nullptr);
   EXPECT_FALSE(blind->ended.has_value());
 }
