@@ -20,6 +20,7 @@ namespace dashcam::api {
 namespace {
 
 constexpr const char* kRunField = "run.id";
+constexpr const char* kRunEndField = "run.end";  // "finished" on a run's closing lines
 constexpr std::size_t kRunsMaxLimit = 1000;
 constexpr std::size_t kSummaryEvents = 2000;
 constexpr std::size_t kListed = 50;
@@ -288,6 +289,8 @@ boost::asio::awaitable<HttpResponse> HandleRuns(HttpRequest req, ApiContext& ctx
     // With q, runs are dropped after the rollup: ask for more of them.
     g.limit = also ? kRunsMaxLimit : limit;
     g.group_field = kRunField;
+    const query::Node end = storage::ExactValueQuery(kRunEndField, "finished");
+    g.end_query = &end;
     g.deadline = deadline;
     auto groups = ctx.store.Groups(g);
     if (!groups.ok()) return groups.status();

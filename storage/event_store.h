@@ -74,6 +74,10 @@ struct GroupsRequest {
   // groups event by event use it (FilteredEventStore: a group is shown with
   // the counts of its visible events, or not at all).
   std::string group_field;
+  // The events that close a group (Record::group_end; for dashcam
+  // `run.end:finished`). A filtered view keeps a group's `ended` only when
+  // one of them is visible to it, and without this query drops it.
+  const query::Node* end_query = nullptr;
   Clock::time_point deadline = Clock::time_point::max();
 };
 

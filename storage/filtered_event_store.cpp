@@ -140,6 +140,26 @@ constexpr std::size_t kMaxGroupChecks = 1000;
 constexpr std::size_t kMaxGroupCount = 1'000'000;
 }  // namespace
 
+// The newest closing event of `g` that this view can see: a closing line
+// outside the filter must not tell a scoped reader that the run finished.
+Result<std::optional<TimeMs>> FilteredEventStore::VisibleEnd(const GroupSummary& g,
+                                                             const GroupsRequest& req) {
+  if (!g.ended || req.end_query == nullptr) return std::optional<TimeMs>();
+  std::vector<query::Node> both{ExactValueQuery(req.group_field, g.key), *req.end_query};
+  const query::Node q = Restrict(query::Node{query::NodeKind::kAnd, 0, std::move(both), {}});
+  SearchRequest s;
+  s.query = &q;
+  s.from = g.first;
+  s.to = *g.ended + 1;
+  s.limit = 1;
+  s.count_limit = 0;
+  s.deadline = req.deadline;
+  auto end = inner_.Search(s);
+  if (!end.ok()) return end.status();
+  if (end->hits.empty()) return std::optional<TimeMs>();
+  return std::optional<TimeMs>(end->hits.front().ts_ms);
+}
+
 Result<GroupsPage> FilteredEventStore::Groups(const GroupsRequest& req) {
   if (req.group_field.empty()) {
     return Status::InvalidArgument("groups of a filtered view need the group field");
@@ -181,6 +201,9 @@ Result<GroupsPage> FilteredEventStore::Groups(const GroupsRequest& req) {
     visible.last = newest->hits.front().ts_ms;
     visible.first = oldest->events.empty() ? visible.last : oldest->events.front().ts_ms;
     visible.events = newest->total;
+    auto ended = VisibleEnd(g, req);
+    if (!ended.ok()) return ended.status();
+    visible.ended = *ended;
     out.groups.push_back(std::move(visible));
   }
   if (!inner->complete) out.complete = false;

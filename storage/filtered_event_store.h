@@ -11,7 +11,8 @@
 //   Extent: the oldest and newest matching events' times;
 //   Groups: only groups with a matching event (checked one by one, by
 //     GroupsRequest::group_field, at most 1000 groups), each with the count
-//     and times of its matching events; `ended` is the group's own.
+//     and times of its matching events, and `ended` only when one of its
+//     closing events (GroupsRequest::end_query) matches too.
 // Writes (Append), the commit observer and Partitions() pass through: they
 // carry no rows of other callers, and whoever hands out this view decides who
 // may call them (the HTTP layer forbids ingest and fleet-wide status to a
@@ -56,6 +57,7 @@ class FilteredEventStore final : public EventStore {
  private:
   // Whether the event with this key matches the filter.
   Result<bool> Matches(EventKey key, Clock::time_point deadline);
+  Result<std::optional<TimeMs>> VisibleEnd(const GroupSummary& g, const GroupsRequest& req);
 
   EventStore& inner_;
   const query::Node filter_;

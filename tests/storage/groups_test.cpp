@@ -174,6 +174,40 @@ TEST_F(GroupsTest, VersionThreePartitionIsUpgradedWithAnEmptyRollup) {
   EXPECT_EQ(stmt->Int(0), kPartitionSchemaVersion);
 }
 
+// A scoped reader learns that a run finished only from a closing line it can
+// see (the rollup's `ended` is everyone's).
+TEST_F(GroupsTest, FilteredViewShowsAnEndOnlyWhenTheClosingEventIsVisible) {
+  MustAppend({Ev(kGroupsT0, "r-1", "x"), Ev(kGroupsT0 + 1'000, "r-1", "y", /*end=*/true),
+              Ev(kGroupsT0 + 2'000, "r-2", "x"), Ev(kGroupsT0 + 3'000, "r-2", "x", /*end=*/true)});
+  const query::Node end = ExactValueQuery("run.end", "finished");
+  query::Term t;
+  t.field = "user.name";
+  t.text = "x";
+  FilteredEventStore x(*store_, query::Node::MakeTerm(t, 0));
+  GroupsRequest req;
+  req.group_field = "run.id";
+  req.end_query = &end;
+  auto page = x.Groups(req);
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  const GroupSummary* r1 = Find(*page, "r-1");
+  const GroupSummary* r2 = Find(*page, "r-2");
+  ASSERT_NE(r1, nullptr);
+  ASSERT_NE(r2, nullptr);
+  EXPECT_FALSE(r1->ended.has_value());
+  ASSERT_TRUE(r2->ended.has_value());
+  EXPECT_EQ(*r2->ended, kGroupsT0 + 3'000);
+  // Unfiltered, r-1 ended; filtered without the closing query, nothing can be told.
+  const GroupsPage unfiltered = MustGroups(*store_, kMinEventTime, kMaxEventTime);
+  const GroupSummary* all = Find(unfiltered, "r-1");
+  ASSERT_NE(all, nullptr);
+  ASSERT_TRUE(all->ended.has_value());
+  EXPECT_EQ(*all->ended, kGroupsT0 + 1'000);
+  const GroupsPage without_end_query = MustGroups(x, kMinEventTime, kMaxEventTime);
+  const GroupSummary* blind = Find(without_end_query, "r-2");
+  ASSERT_NE(blind, nullptr);
+  EXPECT_FALSE(blind->ended.has_value());
+}
+
 // A filtered view shows a group only with its visible events; r-42 and
 // r-42-b are different groups although `run.id:r-42` matches both.
 TEST_F(GroupsTest, FilteredViewCountsOnlyVisibleEventsOfExactGroups) {
