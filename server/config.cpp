@@ -126,6 +126,11 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
       ->envname("DASHCAM_SYNC")
       ->check(CLI::IsMember({"full", "normal"}))
       ->capture_default_str();
+  app.add_option("--compress-after", c.compress_after,
+                 "Documents each day stores uncompressed, to train its zstd dictionary, before "
+                 "compressing the rest; 0: store every document uncompressed")
+      ->envname("DASHCAM_COMPRESS_AFTER")
+      ->capture_default_str();
   app.add_option("--query-timeout-ms", c.query_timeout_ms, "Time budget of one query (503 beyond)")
       ->envname("DASHCAM_QUERY_TIMEOUT_MS")
       ->capture_default_str();

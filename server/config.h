@@ -21,6 +21,9 @@ struct Config {
   std::size_t max_event_bytes = 1u << 20;   // per document
   std::size_t queue_bytes = 64u << 20;      // events waiting for the writer
   std::string sync = "full";                // SQLite synchronous: full | normal
+  // Documents a day stores as they are (the compression dictionary's
+  // samples) before it compresses them; 0: never compress.
+  std::size_t compress_after = 2000;
   std::uint32_t query_timeout_ms = 10'000;
   std::uint32_t read_timeout_s = 60;            // idle keep-alive and each request read
   std::string es_version = "8.17.0";            // version reported to Elasticsearch clients

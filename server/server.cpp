@@ -61,6 +61,7 @@ storage::SqliteStoreOptions StoreOptions(const Config& c, Metrics& metrics) {
       c.sync == "normal" ? storage::SyncMode::kNormal : storage::SyncMode::kFull;
   o.writer.test_commit_delay_ms = c.test_commit_delay_ms;
   o.writer.partition.test_quota_file = c.test_disk_quota_file;
+  o.writer.partition.compression.sample_events = c.compress_after;
   o.writer.metrics = &metrics;
   return o;
 }
@@ -72,6 +73,7 @@ void LogConfig(const Log& log, const Config& c) {
                         {"data_dir", c.data_dir},
                         {"threads", c.threads},
                         {"sync", c.sync},
+                        {"compress_after", static_cast<std::uint64_t>(c.compress_after)},
                         {"redaction", !c.no_redaction},
                         {"auth_file", c.auth_file},
                         {"max_body_bytes", static_cast<std::uint64_t>(c.max_body_bytes)},

@@ -55,6 +55,10 @@ INSERT INTO level_minutes(minute, level, n)
   SELECT second / 60, level, sum(n) FROM level_seconds GROUP BY 1, 2;
 )sql";
 
+// Since version 5: the compression dictionary (source_codec.h).
+constexpr const char* kDictsSql =
+    "CREATE TABLE IF NOT EXISTS dicts(id INTEGER PRIMARY KEY, dict BLOB NOT NULL)";
+
 // Since version 4: the per-group rollup (partition.h). Events written before
 // had no group, so there is nothing to backfill.
 constexpr const char* kGroupsSql = R"sql(
@@ -119,6 +123,7 @@ Status InitPartitionSchema(Db& db, std::int64_t day) {
   }
   if (s.ok() && *version < 3) s = db.Exec(kLevelCountsSql);  // built from the events table
   if (s.ok()) s = db.Exec(kGroupsSql);
+  if (s.ok()) s = db.Exec(kDictsSql);
   if (s.ok()) {
     s =
         db.Exec(fmt::format("INSERT OR REPLACE INTO meta VALUES('day','{}');"
@@ -146,6 +151,7 @@ Result<std::unique_ptr<PartitionWriter>> PartitionWriter::Open(const std::string
                                                                const PartitionOptions& opts) {
   std::unique_ptr<PartitionWriter> w(new PartitionWriter());
   w->day_ = day;
+  w->sources_ = SourceCompressor(opts.compression);
   if (auto s = w->db_.Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE); !s.ok()) return s;
   if (auto s = RegisterFtsTokenizer(w->db_.get(), &w->vocab_); !s.ok()) return s;
   sqlite3_busy_timeout(w->db_.get(), 5000);
@@ -155,6 +161,7 @@ Result<std::unique_ptr<PartitionWriter>> PartitionWriter::Open(const std::string
   if (auto s = InitPartitionSchema(w->db_, day); !s.ok()) return s;
   if (auto s = w->Prepare(); !s.ok()) return s;
   if (auto s = w->LoadHighestKey(); !s.ok()) return s;
+  if (auto s = w->LoadDictionary(); !s.ok()) return s;
   return w;
 }
 
@@ -201,6 +208,7 @@ Status PartitionWriter::Prepare() {
       {&delete_event_, "DELETE FROM events WHERE key = ?1"},
       {&insert_replaced_, "INSERT OR IGNORE INTO replaced(key) VALUES(?1)"},
       {&insert_vocab_, "INSERT OR IGNORE INTO vocab(term) VALUES(?1)"},
+      {&insert_dict_, "INSERT INTO dicts(id, dict) VALUES(1, ?1)"},
       {&add_level_second_,
        "INSERT INTO level_seconds(second, level, n) VALUES(?1,?2,?3) "
        "ON CONFLICT(second, level) DO UPDATE SET n = n + excluded.n"},
@@ -232,6 +240,28 @@ Status PartitionWriter::StoreVocabulary() {
     if (rc != SQLITE_DONE) return db_.Check(rc, "insert vocab");
   }
   return Status::Ok();
+}
+
+Status PartitionWriter::LoadDictionary() {
+  auto stmt = db_.Prepare("SELECT dict FROM dicts WHERE id = 1");
+  if (!stmt.ok()) return stmt.status();
+  const int rc = stmt->Step();
+  if (rc == SQLITE_DONE) return Status::Ok();
+  if (rc != SQLITE_ROW) return db_.Check(rc, "load dictionary");
+  return sources_.Load(stmt->Blob(0));
+}
+
+// Trains the compression dictionary once enough documents are stored, and
+// stores it in this transaction: the transaction's documents use it.
+Status PartitionWriter::StartCompressing() {
+  if (sources_.ready() || !sources_.HasEnoughSamples()) return Status::Ok();
+  auto dictionary = sources_.Train();
+  if (!dictionary.ok()) return Status::Ok();  // stored uncompressed; trained again later
+  dictionary_in_transaction_ = true;
+  insert_dict_.BindBlobStatic(1, *dictionary);
+  const int rc = insert_dict_.Step();
+  insert_dict_.Reset();
+  return rc == SQLITE_DONE ? Status::Ok() : db_.Check(rc, "insert dictionary");
 }
 
 Status PartitionWriter::LoadHighestKey() {
@@ -308,7 +338,8 @@ Result<RecordOutcome> PartitionWriter::WriteOne(const Record& r, EventKey key) {
     insert_event_.BindNull(4);
   else
     insert_event_.BindStatic(4, r.doc_id);
-  insert_event_.BindBlobStatic(5, r.source);
+  if (!sources_.ready()) sources_.AddSample(r.source);
+  insert_event_.BindBlobStatic(5, sources_.Encode(r.source));
   int rc = insert_event_.Step();
   insert_event_.Reset();
   if ((rc & 0xFF) == SQLITE_CONSTRAINT) return RecordOutcome::kDuplicate;
@@ -335,7 +366,7 @@ Status PartitionWriter::Write(std::span<const Record* const> records,
   if (auto s = db_.Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
   level_second_deltas_.clear();
   group_deltas_.clear();
-  Status failure;
+  Status failure = StartCompressing();
   for (std::size_t i = 0; i < records.size() && failure.ok(); ++i) {
     auto key = NextKey(records[i]->ts_ms);
     if (!key.ok()) {
@@ -354,14 +385,19 @@ Status PartitionWriter::Write(std::span<const Record* const> records,
   if (failure.ok()) failure = FlushLevelCounts();
   if (failure.ok()) failure = FlushGroups();
   if (failure.ok()) failure = db_.Exec("COMMIT");
-  if (failure.ok()) vocab_.Committed();
+  if (failure.ok()) {
+    vocab_.Committed();
+    if (dictionary_in_transaction_) sources_.Committed();
+  }
   if (!failure.ok()) {
     db_.Exec("ROLLBACK");
     vocab_.RolledBack();
+    if (dictionary_in_transaction_) sources_.Forget();
     // Keys handed out in the rolled-back transaction are free again.
     next_seq_.clear();
     LoadHighestKey();
   }
+  dictionary_in_transaction_ = false;
   return failure;
 }
 
@@ -429,6 +465,7 @@ Result<std::unique_ptr<PartitionReader>> PartitionReader::Open(const std::string
   if (auto s = r->db_.Open(path, SQLITE_OPEN_READONLY); !s.ok()) return s;
   if (auto s = RegisterFtsTokenizer(r->db_.get()); !s.ok()) return s;
   if (auto s = RegisterRowPredicate(r->db_.get()); !s.ok()) return s;
+  if (auto s = RegisterSourceFunction(r->db_.get()); !s.ok()) return s;
   sqlite3_busy_timeout(r->db_.get(), 5000);
   if (auto s = r->db_.Exec(fmt::format("PRAGMA cache_size=-{}", cache_kib)); !s.ok()) return s;
   return r;

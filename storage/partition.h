@@ -6,12 +6,13 @@
 // so "newest first" is a reverse walk of the rowid B-tree or FTS5 doclist, a
 // time range is a rowid range, and the key alone names the partition.
 //
-// Schema (user_version 4; older files are upgraded when opened for writing,
+// Schema (user_version 5; older files are upgraded when opened for writing,
 // which SqliteStore::Open does for every partition: `vocab` is built from the
-// FTS index, the level counts from the events table, and `groups` starts
-// empty since older events have no group):
+// FTS index, the level counts from the events table, and `groups` and `dicts`
+// start empty since older events have no group and are not compressed):
 //   events(key INTEGER PRIMARY KEY, level TEXT, idx TEXT, doc_id TEXT, source BLOB)
-//       one row per live event; `source` is the stored document.
+//       one row per live event; `source` is the stored document, as JSON or
+//       compressed (source_codec.h): statements read it as dc_source(source).
 //   events_doc_id: UNIQUE index on doc_id WHERE doc_id IS NOT NULL.
 //   fts: FTS5, contentless (content=''), columns (message, attrs), tokenizer
 //       "dashcam" (attrs_codec.h gives the column formats), columnsize=0.
@@ -37,6 +38,9 @@
 //       and the time of its newest closing event (Record::group_end; NULL:
 //       none). Kept in the same transaction as the events table. A
 //       replacement (same doc_id) updates the times but does not count again.
+//   dicts(id INTEGER PRIMARY KEY, dict BLOB) (since user_version 5): the
+//       zstd dictionary of the compressed documents, id 1; none until the
+//       file has stored enough documents to train it.
 //   FTS5 settings: automerge=16 and hashsize=16 MiB (measured: 1.7x the insert
 //   rate of the defaults on training logs, 20k-event transactions).
 //
@@ -53,6 +57,7 @@
 #include <unordered_map>
 
 #include "storage/record.h"
+#include "storage/source_codec.h"
 #include "storage/sqlite_db.h"
 #include "storage/vocabulary_collector.h"
 
@@ -68,7 +73,7 @@ inline constexpr TimeMs KeyTime(EventKey k) {
 }
 
 // The user_version of the schema above.
-inline constexpr int kPartitionSchemaVersion = 4;
+inline constexpr int kPartitionSchemaVersion = 5;
 
 enum class SyncMode { kNormal, kFull };
 
@@ -82,6 +87,8 @@ struct PartitionOptions {
   // the number "frees space". A missing, empty or unparsable file: no cap.
   // Default: empty, no such file.
   std::string test_quota_file;
+  // How documents are compressed (source_codec.h).
+  SourceCompression compression;
 };
 
 class PartitionWriter {
@@ -113,15 +120,19 @@ class PartitionWriter {
   Status ReplaceExisting(const Record& r, bool& replaced);
   Status FlushLevelCounts();
   Status FlushGroups();
+  Status StartCompressing();
   void NoteGroup(const Record& r, bool counts);
 
-  VocabularyCollector vocab_;  // before db_: the tokenizer uses it until db_ closes
+  SourceCompressor sources_;
+  bool dictionary_in_transaction_ = false;  // Write trained and stored one
+  VocabularyCollector vocab_;               // before db_: the tokenizer uses it until db_ closes
   Db db_;
   std::int64_t day_ = 0;
   std::string test_quota_file_;
   Stmt insert_event_, insert_fts_, max_key_, find_doc_, delete_event_, insert_replaced_,
-      insert_vocab_, add_level_second_, add_level_minute_, add_group_;
+      insert_vocab_, add_level_second_, add_level_minute_, add_group_, insert_dict_;
   Status LoadHighestKey();
+  Status LoadDictionary();
 
   std::unordered_map<TimeMs, std::uint32_t> next_seq_;  // cache of NextKey
   EventKey highest_key_ = -1;  // the largest key ever given out in this file

@@ -63,6 +63,12 @@ std::string_view Stmt::Text(int col) const {
   return p ? std::string_view(p, static_cast<std::size_t>(n)) : std::string_view();
 }
 
+std::string_view Stmt::Blob(int col) const {
+  const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, col));
+  const int n = sqlite3_column_bytes(stmt_, col);
+  return p ? std::string_view(p, static_cast<std::size_t>(n)) : std::string_view();
+}
+
 Db& Db::operator=(Db&& o) noexcept {
   if (this != &o) {
     Close();

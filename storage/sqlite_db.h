@@ -60,6 +60,7 @@ class Stmt {
 
   std::int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
   std::string_view Text(int col) const;
+  std::string_view Blob(int col) const;
   bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
 
  private:

@@ -87,7 +87,7 @@ class SqliteStore::Lease {
 
 namespace {
 
-constexpr const char* kEventColumns = "e.key, e.level, e.idx, e.doc_id, e.source";
+constexpr const char* kEventColumns = "e.key, e.level, e.idx, e.doc_id, dc_source(e.source)";
 
 // The candidate events of a query in the key range ?2..?3: the FROM/WHERE
 // part shared by hits, counts and histograms, and the key expression to
@@ -695,7 +695,7 @@ class HistogramRowReader {
   std::vector<double> numbers_;
 };
 
-constexpr const char* kHistogramColumns = "e.level, e.idx, e.source";
+constexpr const char* kHistogramColumns = "e.level, e.idx, dc_source(e.source)";
 
 // Histogram of events read row by row (the level column, or documents).
 // Sets `overflow` when discovering keys ran past the limit.
@@ -908,7 +908,7 @@ Result<FieldsSummary> SqliteStore::SummarizeFields(const SearchRequest& req,
   FieldStatsCollector collector;
   if (from >= to) return collector.Finish(spec.top, true);
   Lease lease = LeaseReaders();
-  const std::string sql = RowsSql(*compiled, "e.idx, e.source", true, true);
+  const std::string sql = RowsSql(*compiled, "e.idx, dc_source(e.source)", true, true);
   DocumentReader doc_reader;
   DocumentView view;
   std::size_t read = 0;

@@ -123,6 +123,7 @@ struct BenchFlags {
   bool baseline_only = false;
   std::string dump_ndjson;
   int server_threads = 2;
+  std::vector<std::string> server_args;
   int stall_timeout_s = 120;
   int tails = 0;
   std::string tail_query;  // empty: cycle through kTailQueries
@@ -192,6 +193,10 @@ std::optional<int> ParseFlags(int argc, char** argv, BenchFlags& flags) {
   app.add_flag("--keep", flags.keep, "keep the work directory");
   app.add_flag("--baseline-only", flags.baseline_only, "stop after the SQLite baseline");
   app.add_option("--dump-ndjson", flags.dump_ndjson, "write the events to this file and stop");
+  app.add_option("--server-arg", flags.server_args,
+                 "an argument for every server the bench starts (repeatable), e.g. "
+                 "--server-arg=--compress-after=0")
+      ->allow_extra_args(false);
   app.add_option("--server-threads", flags.server_threads, "the server's --threads")
       ->check(CLI::Range(1, 256));
   app.add_option("--tails", flags.tails, "live tails open during a second _bulk load (0: skip)")
@@ -438,7 +443,10 @@ bool BeatsPhase(const ServerRun& run, const std::string& binary, double bulk_eve
   options.data_dir = (fs::path(run.work.path()) / "beats-data").string();
   options.binary = binary;
   options.threads = run.flags.server_threads;
+  options.compress_after.clear();  // the binary's default, as deployed
   options.log_path = (fs::path(run.work.path()) / "server-beats.log").string();
+  options.extra_args.insert(options.extra_args.end(), run.flags.server_args.begin(),
+                            run.flags.server_args.end());
   TestServer server(std::move(options));
   if (!server.Spawn() || !server.WaitUntilListening(kHealthzTimeout) || server.beats_port() == 0) {
     std::fprintf(stderr, "beats: the server did not start: %s\n", server.error().c_str());
@@ -501,9 +509,12 @@ std::optional<FreshLoad> LoadFreshServer(const ServerRun& run, const std::string
   options.data_dir = (fs::path(run.work.path()) / (name + "-data")).string();
   options.binary = binary;
   options.threads = run.flags.server_threads;
+  options.compress_after.clear();  // the binary's default, as deployed
   options.log_path = (fs::path(run.work.path()) / ("server-" + name + ".log")).string();
   extra_args.insert(extra_args.end(), {"--beats-listen", ""});
   options.extra_args = std::move(extra_args);
+  options.extra_args.insert(options.extra_args.end(), run.flags.server_args.begin(),
+                            run.flags.server_args.end());
   TestServer server(std::move(options));
   if (!server.Spawn() || !server.WaitUntilListening(kHealthzTimeout)) {
     std::fprintf(stderr, "%s: the server did not start: %s\n", name.c_str(),
@@ -592,8 +603,11 @@ TailedLoad LoadWithTails(const ServerRun& run, const std::string& binary, const 
   options.data_dir = (fs::path(run.work.path()) / (name + "-data")).string();
   options.binary = binary;
   options.threads = run.flags.server_threads;
+  options.compress_after.clear();  // the binary's default, as deployed
   options.log_path = (fs::path(run.work.path()) / ("server-" + name + ".log")).string();
   options.extra_args = {"--beats-listen", ""};
+  options.extra_args.insert(options.extra_args.end(), run.flags.server_args.begin(),
+                            run.flags.server_args.end());
   TestServer server(std::move(options));
   TailedLoad out;
   if (!server.Spawn() || !server.WaitUntilListening(kHealthzTimeout)) {
@@ -676,7 +690,10 @@ int ServerPhases(const ServerRun& run, const std::string& binary) {
   options.data_dir = data_dir.string();
   options.binary = binary;
   options.threads = run.flags.server_threads;
+  options.compress_after.clear();  // the binary's default, as deployed
   options.log_path = (fs::path(run.work.path()) / "server.log").string();
+  options.extra_args.insert(options.extra_args.end(), run.flags.server_args.begin(),
+                            run.flags.server_args.end());
   TestServer server(std::move(options));
   auto start = Clock::now();
   if (!server.Spawn()) return CannotRun("server", Status::IoError(server.error()));

@@ -128,6 +128,10 @@ bool TestServer::Spawn() {
   if (std::find(extra.begin(), extra.end(), "--beats-listen") == extra.end()) {
     args.insert(args.end(), {"--beats-listen", "127.0.0.1:0"});  // never the shared 5044
   }
+  if (!options_.compress_after.empty() &&
+      std::find(extra.begin(), extra.end(), "--compress-after") == extra.end()) {
+    args.insert(args.end(), {"--compress-after", options_.compress_after});
+  }
   args.insert(args.end(), extra.begin(), extra.end());
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());

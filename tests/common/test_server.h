@@ -52,6 +52,10 @@ struct TestServerOptions {
   int threads = 2;                      // --threads
   std::string log_path;                 // empty: "<data_dir>.server.log"
   std::vector<std::string> extra_args;  // appended to the command line
+  // --compress-after, unless extra_args has it: tests store most documents
+  // compressed, as a day does past its first few thousand. Empty: the
+  // binary's default (benchmarks).
+  std::string compress_after = "8";
 };
 
 // Thread-safety: Signal() may be called from any thread while no other

@@ -49,7 +49,8 @@ class Dashcam {
 function spawnDashcam(dataDir, args) {
   return new Promise((resolve, reject) => {
     const child = spawn(binary, ['--listen', '127.0.0.1:0', '--beats-listen', '',
-                                 '--data-dir', dataDir, '--threads', '2', ...args],
+                                 '--data-dir', dataDir, '--threads', '2',
+                                 '--compress-after', '8', ...args],
                         { stdio: ['ignore', 'ignore', 'pipe'] });
     const log = { text: '' };
     const timer = setTimeout(() => {

@@ -1,0 +1,175 @@
+#include "storage/source_codec.h"
+
+#include <zdict.h>
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "storage/sqlite_db.h"
+
+namespace dashcam::storage {
+namespace {
+
+constexpr unsigned char kZstdMagic[4] = {0x28, 0xB5, 0x2F, 0xFD};
+
+// Training stops collecting at this many sample bytes, whatever the count:
+// a few large documents train as well as many small ones.
+constexpr std::size_t kMaxSampleBytes = 2u << 20;
+
+// A stored document never decompresses to more than this (ingest refuses
+// far smaller ones); a frame that claims more is corrupt.
+constexpr unsigned long long kMaxSourceBytes = 1ull << 30;
+
+struct FreeDCtx {
+  void operator()(ZSTD_DCtx* c) const { ZSTD_freeDCtx(c); }
+};
+struct FreeDDict {
+  void operator()(ZSTD_DDict* d) const { ZSTD_freeDDict(d); }
+};
+
+// One connection's dc_source state: its file's dictionary, read once.
+struct SourceReader {
+  std::unique_ptr<ZSTD_DCtx, FreeDCtx> dctx{ZSTD_createDCtx()};
+  std::unique_ptr<ZSTD_DDict, FreeDDict> ddict;
+};
+
+// Reads the file's dictionary into `reader`; an error message, or empty.
+std::string LoadDictionary(sqlite3* db, SourceReader& reader) {
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db, "SELECT dict FROM dicts WHERE id = 1", -1, &stmt, nullptr);
+  std::string error;
+  if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
+  if (rc == SQLITE_ROW) {
+    const void* bytes = sqlite3_column_blob(stmt, 0);
+    const auto size = static_cast<std::size_t>(sqlite3_column_bytes(stmt, 0));
+    reader.ddict.reset(ZSTD_createDDict(bytes, size));
+    if (!reader.ddict) error = "the compression dictionary is unusable";
+  } else if (rc == SQLITE_DONE) {
+    error = "a compressed document but no compression dictionary";
+  } else {
+    error = fmt::format("reading the compression dictionary: {}", sqlite3_errmsg(db));
+  }
+  sqlite3_finalize(stmt);
+  return error;
+}
+
+void SourceFunction(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_null(ctx);
+  const auto* bytes = static_cast<const char*>(sqlite3_value_blob(argv[0]));
+  const auto size = static_cast<std::size_t>(sqlite3_value_bytes(argv[0]));
+  if (!IsCompressedSource({bytes, size})) return sqlite3_result_value(ctx, argv[0]);
+  auto& reader = *static_cast<SourceReader*>(sqlite3_user_data(ctx));
+  if (!reader.ddict) {
+    if (auto error = LoadDictionary(sqlite3_context_db_handle(ctx), reader); !error.empty()) {
+      return sqlite3_result_error(ctx, error.c_str(), -1);
+    }
+  }
+  const unsigned long long plain = ZSTD_getFrameContentSize(bytes, size);
+  if (plain == ZSTD_CONTENTSIZE_UNKNOWN || plain == ZSTD_CONTENTSIZE_ERROR ||
+      plain > kMaxSourceBytes) {
+    return sqlite3_result_error(ctx, "a corrupt compressed document", -1);
+  }
+  // Decompressed straight into the result's buffer, which SQLite frees.
+  void* out = sqlite3_malloc64(plain + 1);
+  if (!out) return sqlite3_result_error_nomem(ctx);
+  const std::size_t n =
+      ZSTD_decompress_usingDDict(reader.dctx.get(), out, plain, bytes, size, reader.ddict.get());
+  if (ZSTD_isError(n) || n != plain) {
+    sqlite3_free(out);
+    return sqlite3_result_error(ctx, "a corrupt compressed document", -1);
+  }
+  sqlite3_result_blob64(ctx, out, plain, sqlite3_free);
+}
+
+}  // namespace
+
+bool IsCompressedSource(std::string_view stored) {
+  return stored.size() >= sizeof kZstdMagic &&
+         std::memcmp(stored.data(), kZstdMagic, sizeof kZstdMagic) == 0;
+}
+
+SourceCompressor::SourceCompressor(SourceCompression options) : options_(options) {}
+
+Status SourceCompressor::Load(std::string_view dictionary) {
+  std::unique_ptr<ZSTD_CDict, FreeCDict> cdict(
+      ZSTD_createCDict(dictionary.data(), dictionary.size(), options_.level));
+  if (!cdict) return Status::Corruption("the compression dictionary is unusable");
+  if (!cctx_) {
+    cctx_.reset(ZSTD_createCCtx());
+    if (!cctx_) return Status::Internal("zstd: no compression context");
+    // The file holds one dictionary, and SQLite checks its pages: the frame
+    // needs neither a dictionary id nor a checksum. The size is kept, so
+    // that a reader allocates once.
+    ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_dictIDFlag, 0);
+    ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_checksumFlag, 0);
+    ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_contentSizeFlag, 1);
+  }
+  if (ZSTD_isError(ZSTD_CCtx_refCDict(cctx_.get(), cdict.get()))) {
+    return Status::Internal("zstd: cannot use the dictionary");
+  }
+  cdict_ = std::move(cdict);
+  return Status::Ok();
+}
+
+void SourceCompressor::AddSample(std::string_view source) {
+  if (ready() || HasEnoughSamples() || options_.sample_events == 0) return;
+  samples_.append(source);
+  sample_sizes_.push_back(source.size());
+}
+
+bool SourceCompressor::HasEnoughSamples() const {
+  return options_.sample_events > 0 &&
+         (sample_sizes_.size() >= options_.sample_events || samples_.size() >= kMaxSampleBytes);
+}
+
+Result<std::string> SourceCompressor::Train() {
+  std::string dictionary(options_.dictionary_bytes, '\0');
+  const std::size_t n =
+      ZDICT_trainFromBuffer(dictionary.data(), dictionary.size(), samples_.data(),
+                            sample_sizes_.data(), static_cast<unsigned>(sample_sizes_.size()));
+  if (ZDICT_isError(n)) {
+    // Too few or too alike samples: start over with the next documents.
+    samples_.clear();
+    sample_sizes_.clear();
+    return Status::InvalidArgument(
+        fmt::format("training a compression dictionary: {}", ZDICT_getErrorName(n)));
+  }
+  dictionary.resize(n);
+  if (auto s = Load(dictionary); !s.ok()) return s;
+  return dictionary;
+}
+
+void SourceCompressor::Forget() {
+  if (cctx_) ZSTD_CCtx_refCDict(cctx_.get(), nullptr);
+  cdict_.reset();
+}
+
+void SourceCompressor::Committed() {
+  samples_.clear();
+  samples_.shrink_to_fit();
+  sample_sizes_.clear();
+  sample_sizes_.shrink_to_fit();
+}
+
+std::string_view SourceCompressor::Encode(std::string_view source) {
+  if (!ready()) return source;
+  out_.resize(ZSTD_compressBound(source.size()));
+  const std::size_t n =
+      ZSTD_compress2(cctx_.get(), out_.data(), out_.size(), source.data(), source.size());
+  if (ZSTD_isError(n) || n >= source.size()) return source;
+  return std::string_view(out_).substr(0, n);
+}
+
+Status RegisterSourceFunction(sqlite3* db) {
+  auto reader = std::make_unique<SourceReader>();
+  if (!reader->dctx) return Status::Internal("zstd: no decompression context");
+  const int rc = sqlite3_create_function_v2(db, "dc_source", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                                            reader.get(), SourceFunction, nullptr, nullptr,
+                                            [](void* p) { delete static_cast<SourceReader*>(p); });
+  // On failure SQLite has already called the destructor.
+  reader.release();
+  return SqliteStatus(rc, db, "register dc_source");
+}
+
+}  // namespace dashcam::storage
