@@ -3,6 +3,8 @@
 #include <array>
 #include <cstdint>
 
+#include "storage/ascii.h"
+
 namespace dashcam::api {
 namespace {
 
@@ -22,18 +24,10 @@ constexpr std::array<std::uint8_t, 256> kClass = MakeClasses();
 constexpr std::size_t kMaxToken = 200;  // longer tokens (blobs) become <long>
 constexpr std::size_t kMaxBarScan = 256;
 
-bool IsAsciiDigit(char c) {
-  return c >= '0' && c <= '9';
-}
-bool IsAlpha(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-bool IsAlnum(char c) {
-  return IsAsciiDigit(c) || IsAlpha(c);
-}
-bool IsHex(char c) {
-  return IsAsciiDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
+using storage::IsAsciiAlnum;
+using storage::IsAsciiAlpha;
+using storage::IsAsciiDigit;
+using storage::IsAsciiHex;
 std::uint8_t ClassOf(char c) {
   return kClass[static_cast<unsigned char>(c)];
 }
@@ -129,7 +123,7 @@ const char* UnitPlaceholder(std::string_view unit, bool separated) {
 std::size_t UnitEnd(std::string_view s, std::size_t k) {
   std::size_t e = k;
   if (s.substr(k, 3) == "µs") return k + 3;
-  while (e < s.size() && IsAlpha(s[e])) ++e;
+  while (e < s.size() && IsAsciiAlpha(s[e])) ++e;
   return e;
 }
 
@@ -137,7 +131,7 @@ bool IsUrl(std::string_view t) {
   const std::size_t p = t.find("://");
   if (p == 0 || p == std::string_view::npos || p > 16) return false;
   for (std::size_t i = 0; i < p; ++i) {
-    if (!IsAlnum(t[i]) && t[i] != '+' && t[i] != '-' && t[i] != '.') return false;
+    if (!IsAsciiAlnum(t[i]) && t[i] != '+' && t[i] != '-' && t[i] != '.') return false;
   }
   return true;
 }
@@ -179,7 +173,7 @@ bool IsUuid(std::string_view t) {
   if (t.size() != 36) return false;
   for (std::size_t i = 0; i < 36; ++i) {
     const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
-    if (dash ? t[i] != '-' : !IsHex(t[i])) return false;
+    if (dash ? t[i] != '-' : !IsAsciiHex(t[i])) return false;
   }
   return true;
 }
@@ -211,7 +205,7 @@ bool IsIp(std::string_view t) {
     if (c == ':') {
       ++colons;
       run = 0;
-    } else if (IsHex(c) && ++run <= 4) {
+    } else if (IsAsciiHex(c) && ++run <= 4) {
     } else {
       return false;
     }
@@ -222,14 +216,14 @@ bool IsIp(std::string_view t) {
 // A PCI bus id, optionally prefixed (PCI:0000:3b:00, 00000000:3B:00.0).
 bool IsBusId(std::string_view t) {
   std::size_t k = 0;
-  while (k < t.size() && IsAlpha(t[k])) ++k;
+  while (k < t.size() && IsAsciiAlpha(t[k])) ++k;
   if (k > 0) {
     if (k >= t.size() || t[k] != ':') return false;
     ++k;
   }
   auto hex_run = [&](std::size_t min, std::size_t max) {
     std::size_t e = k;
-    while (e < t.size() && IsHex(t[e])) ++e;
+    while (e < t.size() && IsAsciiHex(t[e])) ++e;
     if (e - k < min || e - k > max) return false;
     k = e;
     return true;
@@ -248,14 +242,14 @@ bool IsPath(std::string_view t) {
   if (t.size() < 2) return false;
   if (t[0] == '/' || t.starts_with("./") || t.starts_with("../") || t.starts_with("~/"))
     return true;
-  if (IsAlpha(t[0]) && t[1] == ':' && t.size() > 2 && t[2] == '\\') return true;  // C:\...
+  if (IsAsciiAlpha(t[0]) && t[1] == ':' && t.size() > 2 && t[2] == '\\') return true;  // C:\...
   const std::size_t first = t.find('/');
   if (first == std::string_view::npos || t.find('/', first + 1) == std::string_view::npos)
     return false;
   // "SHA256:ab/c+d/..." (a key fingerprint) is not a path.
   if (t.substr(0, first).find(':') != std::string_view::npos) return false;
   for (char c : t)
-    if (IsAlpha(c)) return true;
+    if (IsAsciiAlpha(c)) return true;
   return false;
 }
 
@@ -374,8 +368,8 @@ void TemplateBuilder::Mixed(std::string_view t) {
   for (std::size_t k = 0; k < t.size();) {
     const char c = t[k];
     const bool sign = (c == '-' || c == '+') && k + 1 < t.size() && IsAsciiDigit(t[k + 1]) &&
-                      (k == 0 || !IsAlnum(t[k - 1]));
-    if (IsAlnum(c) || sign) {
+                      (k == 0 || !IsAsciiAlnum(t[k - 1]));
+    if (IsAsciiAlnum(c) || sign) {
       k = AlnumRun(t, sign ? k + 1 : k);
     } else {
       out_ += c;
@@ -389,20 +383,20 @@ std::size_t TemplateBuilder::AlnumRun(std::string_view t, std::size_t k) {
   std::size_t end = k;
   int digit_runs = 0;
   bool all_hex = true, letters = false;
-  for (; end < t.size() && IsAlnum(t[end]); ++end) {
+  for (; end < t.size() && IsAsciiAlnum(t[end]); ++end) {
     const char c = t[end];
     if (IsAsciiDigit(c)) {
       if (end == k || !IsAsciiDigit(t[end - 1])) ++digit_runs;
     } else {
       letters = true;
-      all_hex = all_hex && IsHex(c);
+      all_hex = all_hex && IsAsciiHex(c);
     }
   }
   const std::size_t len = end - k;
   const bool zero_x = len > 2 && t[k] == '0' && (t[k + 1] == 'x' || t[k + 1] == 'X');
   if (zero_x) {
     bool hex = true;
-    for (std::size_t i = k + 2; i < end; ++i) hex = hex && IsHex(t[i]);
+    for (std::size_t i = k + 2; i < end; ++i) hex = hex && IsAsciiHex(t[i]);
     if (hex) {
       out_ += "<hex>";
       return end;
@@ -422,7 +416,7 @@ std::size_t TemplateBuilder::AlnumRun(std::string_view t, std::size_t k) {
   if (IsAsciiDigit(t[k])) {
     const std::size_t num = NumberEnd(t, k);
     const std::size_t unit = UnitEnd(t, num);
-    if (unit > num && (unit == t.size() || !IsAlnum(t[unit]))) {
+    if (unit > num && (unit == t.size() || !IsAsciiAlnum(t[unit]))) {
       if (const char* p = UnitPlaceholder(t.substr(num, unit - num), false)) {
         out_ += p;
         return unit;

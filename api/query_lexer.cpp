@@ -11,6 +11,7 @@
 #include <re2/re2.h>
 
 #include "api/date_math.h"
+#include "storage/ascii.h"
 #include "storage/text_tokenizer.h"
 
 namespace dashcam::api {
@@ -23,17 +24,14 @@ using query::Term;
 // Largest distance in "a b"~N: far beyond any useful proximity.
 constexpr unsigned kMaxNearDistance = 1000;
 
-bool IsAsciiAlnum(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
+using storage::IsAsciiAlnum;
+using storage::IsAsciiDigit;
+
 bool IsFieldStart(char c) {
   return IsAsciiAlnum(c) || c == '_' || c == '@';
 }
 bool IsFieldChar(char c) {
   return IsFieldStart(c) || c == '.' || c == '-';
-}
-bool IsDigit(char c) {
-  return c >= '0' && c <= '9';
 }
 
 // True when `text` is a number a field value may be compared with (`-1`, `2.5e3`).
@@ -339,9 +337,10 @@ bool QueryLexer::ScanWord(Word* word) {
 bool QueryLexer::ScanTilde(Word* word) {
   word->tilde = pos_++;
   word->fuzzy = 2;  // Lucene's default for `term~`
-  if (pos_ < text_.size() && IsDigit(text_[pos_])) {
+  if (pos_ < text_.size() && IsAsciiDigit(text_[pos_])) {
     word->fuzzy = text_[pos_++] - '0';
-    if (word->fuzzy > 2 || (pos_ < text_.size() && (IsDigit(text_[pos_]) || text_[pos_] == '.'))) {
+    if (word->fuzzy > 2 ||
+        (pos_ < text_.size() && (IsAsciiDigit(text_[pos_]) || text_[pos_] == '.'))) {
       return Fail(word->tilde + 1, "expected an edit distance of 0, 1 or 2 after '~'");
     }
   }
@@ -356,7 +355,7 @@ bool QueryLexer::ScanTilde(Word* word) {
 bool QueryLexer::ScanBoost() {
   const std::size_t caret = pos_++;
   const std::size_t digits = pos_;
-  while (pos_ < text_.size() && (IsDigit(text_[pos_]) || text_[pos_] == '.')) ++pos_;
+  while (pos_ < text_.size() && (IsAsciiDigit(text_[pos_]) || text_[pos_] == '.')) ++pos_;
   if (pos_ == digits || !IsNumber(text_.substr(digits, pos_ - digits))) {
     return Fail(caret + 1, "expected a number after '^' (a boost)");
   }
@@ -418,10 +417,11 @@ bool QueryLexer::LexPhrase(std::string field, std::size_t start, Token* out) {
     const std::size_t tilde = pos_++;
     unsigned n = 0;
     const std::size_t digits = pos_;
-    while (pos_ < text_.size() && IsDigit(text_[pos_]) && n <= kMaxNearDistance) {
+    while (pos_ < text_.size() && IsAsciiDigit(text_[pos_]) && n <= kMaxNearDistance) {
       n = n * 10 + static_cast<unsigned>(text_[pos_++] - '0');
     }
-    if (pos_ == digits || n > kMaxNearDistance || (pos_ < text_.size() && IsDigit(text_[pos_]))) {
+    if (pos_ == digits || n > kMaxNearDistance ||
+        (pos_ < text_.size() && IsAsciiDigit(text_[pos_]))) {
       return Fail(tilde + 1, "expected a distance from 0 to " + std::to_string(kMaxNearDistance) +
                                  " after '~' (proximity: \"a b\"~3)");
     }

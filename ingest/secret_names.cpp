@@ -5,25 +5,16 @@
 #include <string>
 #include <vector>
 
+#include "storage/ascii.h"
+
 namespace dashcam::ingest {
 namespace {
 
-bool IsLower(char c) {
-  return c >= 'a' && c <= 'z';
-}
-bool IsUpper(char c) {
-  return c >= 'A' && c <= 'Z';
-}
-bool IsAsciiDigit(char c) {
-  return c >= '0' && c <= '9';
-}
-bool IsAsciiAlpha(char c) {
-  return IsLower(c) || IsUpper(c);
-}
-
-char AsciiLower(char c) {
-  return IsUpper(c) ? static_cast<char>(c - 'A' + 'a') : c;
-}
+using storage::AsciiLower;
+using storage::IsAsciiAlpha;
+using storage::IsAsciiDigit;
+using storage::IsAsciiLower;
+using storage::IsAsciiUpper;
 
 // Words of a name, lowercased. Boundaries: any non-alphanumeric byte, a
 // lowercase->uppercase step ("clientSecret"), the last capital of an
@@ -43,9 +34,9 @@ std::vector<std::string> SplitWords(std::string_view name) {
     }
     if (i > 0 && !cur.empty()) {
       const char p = name[i - 1];
-      const bool camel = IsLower(p) && IsUpper(c);
+      const bool camel = IsAsciiLower(p) && IsAsciiUpper(c);
       const bool acronym_end =
-          IsUpper(p) && IsUpper(c) && i + 1 < name.size() && IsLower(name[i + 1]);
+          IsAsciiUpper(p) && IsAsciiUpper(c) && i + 1 < name.size() && IsAsciiLower(name[i + 1]);
       const bool digit_step = IsAsciiDigit(p) != IsAsciiDigit(c);
       if (camel || acronym_end || digit_step) flush();
     }

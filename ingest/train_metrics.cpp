@@ -3,8 +3,14 @@
 #include <charconv>
 #include <cmath>
 
+#include "storage/ascii.h"
+
 namespace dashcam::ingest {
 namespace {
+
+using storage::AsciiLower;
+using storage::IsAsciiAlpha;
+using storage::IsAsciiDigit;
 
 using M = TrainMetric;
 
@@ -112,17 +118,8 @@ constexpr std::string_view kNames[kTrainMetricCount] = {
     "loss",         "grad_norm",     "lr",        "step",   "epoch",
     "tokens_per_s", "samples_per_s", "step_time", "gpu_mem"};
 
-constexpr char Lower(char c) {
-  return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c;
-}
-constexpr bool IsDigit(char c) {
-  return c >= '0' && c <= '9';
-}
-constexpr bool IsAlpha(char c) {
-  return Lower(c) >= 'a' && Lower(c) <= 'z';
-}
 constexpr bool IsWordChar(char c) {
-  return IsAlpha(c) || IsDigit(c) || c == '_';
+  return IsAsciiAlpha(c) || IsAsciiDigit(c) || c == '_';
 }
 
 // For each byte (either case), the aliases that start with it: the one
@@ -153,7 +150,7 @@ static_assert([] {
 bool StartsWithLower(std::string_view text, std::string_view lower_name) {
   if (text.size() < lower_name.size()) return false;
   for (std::size_t i = 0; i < lower_name.size(); ++i) {
-    if (Lower(text[i]) != lower_name[i]) return false;
+    if (AsciiLower(text[i]) != lower_name[i]) return false;
   }
   return true;
 }
@@ -231,7 +228,7 @@ std::size_t ParseTimeUnit(std::string_view s, double& scale) {
 // value of its own: "12:30" (a time), "10.0.0.1", "1.2.3" (an address or
 // version), "2024-01-02" (a date), "12,345" (digit grouping).
 bool ContinuesNumber(char c, char next) {
-  return (c == ':' || c == '.' || c == '-' || c == ',') && IsDigit(next);
+  return (c == ':' || c == '.' || c == '-' || c == ',') && IsAsciiDigit(next);
 }
 
 // Applies the alias's unit to `v` given the text after the number; false
@@ -282,11 +279,11 @@ bool ValueAfter(std::string_view text, std::size_t at, const Alias& alias, doubl
   i += len;
   const char next = i < text.size() ? text[i] : '\0';
   const char after = i + 1 < text.size() ? text[i + 1] : '\0';
-  if (next == '/' && IsDigit(after)) {
+  if (next == '/' && IsAsciiDigit(after)) {
     // "step 1200/5000": a counter out of a total; only counters have one.
     if (alias.metric != M::kStep && alias.metric != M::kEpoch) return false;
     ++i;
-    while (i < text.size() && IsDigit(text[i])) ++i;
+    while (i < text.size() && IsAsciiDigit(text[i])) ++i;
   } else if (ContinuesNumber(next, after)) {
     return false;
   }
@@ -308,15 +305,15 @@ bool ValueBefore(std::string_view text, std::size_t at, const Alias& alias, doub
   std::size_t end = at;
   if (end > 0 && text[end - 1] == ' ') --end;
   std::size_t begin = end;
-  while (begin > 0 && (IsDigit(text[begin - 1]) || text[begin - 1] == '.')) --begin;
-  if (begin == end || !IsDigit(text[end - 1])) return false;
+  while (begin > 0 && (IsAsciiDigit(text[begin - 1]) || text[begin - 1] == '.')) --begin;
+  if (begin == end || !IsAsciiDigit(text[end - 1])) return false;
   if (begin > 0) {
     // Only a number standing on its own: after "grad_norm=2.29 tokens/s=1"
     // the 2.29 is grad_norm's, and "12,345" is not 345.
     const char before = text[begin - 1];
     const bool alone = before == ' ' || before == '\t' || before == '(' || before == '[' ||
                        before == '{' || before == '|' ||
-                       (before == ',' && begin > 1 && !IsDigit(text[begin - 2]));
+                       (before == ',' && begin > 1 && !IsAsciiDigit(text[begin - 2]));
     if (!alone) return false;
   }
   const std::size_t len = ParseNumber(text.substr(begin, end - begin), v);
@@ -348,7 +345,7 @@ void ExtractTrainMetrics(std::string_view text, TrainMetrics& out) {
     const unsigned char c = static_cast<unsigned char>(text[i]);
     if (kStarts.count[c] == 0) continue;
     // A name starts a word; a digit may precede one that follows its value.
-    if (i > 0 && (IsAlpha(text[i - 1]) || text[i - 1] == '_')) continue;
+    if (i > 0 && (IsAsciiAlpha(text[i - 1]) || text[i - 1] == '_')) continue;
     const std::string_view rest = text.substr(i);
     for (std::uint8_t k = 0; k < kStarts.count[c]; ++k) {
       const Alias& alias = kAliases[kStarts.index[c][k]];

@@ -8,6 +8,7 @@
 #include <optional>
 #include <utility>
 
+#include "storage/ascii.h"
 #include "storage/text_tokenizer.h"
 
 namespace dashcam::storage {
@@ -88,13 +89,6 @@ Info Alternate(Info a, Info b) {
   either.push_back(ToTree(std::move(a)));
   either.push_back(ToTree(std::move(b)));
   return {std::nullopt, Combine(Kind::kOr, std::move(either))};
-}
-
-bool IsAsciiLetter(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-bool IsDigit(char c) {
-  return c >= '0' && c <= '9';
 }
 
 class Analyzer {
@@ -183,14 +177,14 @@ class Analyzer {
   bool ReadBraces(std::size_t* min) {
     std::size_t i = pos_ + 1;
     std::size_t n = 0, digits = 0;
-    while (i < p_.size() && IsDigit(p_[i]) && digits < 9) {
+    while (i < p_.size() && IsAsciiDigit(p_[i]) && digits < 9) {
       n = n * 10 + static_cast<std::size_t>(p_[i++] - '0');
       ++digits;
     }
     if (digits == 0) return false;
     if (i < p_.size() && p_[i] == ',') {
       ++i;
-      while (i < p_.size() && IsDigit(p_[i])) ++i;
+      while (i < p_.size() && IsAsciiDigit(p_[i])) ++i;
     }
     if (i >= p_.size() || p_[i] != '}') return false;
     pos_ = i + 1;
@@ -323,9 +317,9 @@ class Analyzer {
         }
         return Info::Any();
       default:
-        if (IsAsciiLetter(c) || IsDigit(c)) {
+        if (IsAsciiAlpha(c) || IsAsciiDigit(c)) {
           // \d \w \s \C, octal: classes and codes not modelled.
-          while (IsDigit(c) && !AtEnd() && IsDigit(Peek())) ++pos_;
+          while (IsAsciiDigit(c) && !AtEnd() && IsAsciiDigit(Peek())) ++pos_;
           return Info::Any();
         }
         return LiteralText(std::string_view(&p_[pos_ - 1], 1));
@@ -349,7 +343,7 @@ class Analyzer {
   Info LiteralText(std::string_view text) {
     for (char c : text) {
       if (c == kBoundary) return Info::Any();  // a NUL in the pattern
-      if (fold_ && (IsAsciiLetter(c) || static_cast<unsigned char>(c) >= 0x80)) return Info::Any();
+      if (fold_ && (IsAsciiAlpha(c) || static_cast<unsigned char>(c) >= 0x80)) return Info::Any();
     }
     return Info::Exact({std::string(text)});
   }
