@@ -10,13 +10,9 @@ namespace dashcam::storage {
 
 namespace od = simdjson::ondemand;
 
-namespace {
-
 Status JsonError(simdjson::error_code err) {
   return Status::InvalidArgument(fmt::format("invalid JSON: {}", simdjson::error_message(err)));
 }
-
-}  // namespace
 
 // Walks one document, flattening it into a DocumentView. Not reusable.
 class DocumentReader::Walker {

@@ -27,6 +27,9 @@
 
 namespace dashcam::storage {
 
+// A simdjson error as a Status: InvalidArgument, "invalid JSON: <reason>".
+Status JsonError(simdjson::error_code err);
+
 struct DocumentLimits {
   std::size_t max_fields = 1000;  // Default: Elasticsearch's total_fields limit
   std::size_t max_depth = 32;     // nesting of objects and arrays

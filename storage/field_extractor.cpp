@@ -3,16 +3,13 @@
 #include <fmt/format.h>
 
 #include "storage/attrs_codec.h"
+#include "storage/document_reader.h"
 
 namespace dashcam::storage {
 
 namespace od = simdjson::ondemand;
 
 namespace {
-
-Status FieldJsonError(simdjson::error_code err) {
-  return Status::InvalidArgument(fmt::format("invalid JSON: {}", simdjson::error_message(err)));
-}
 
 constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
@@ -29,10 +26,10 @@ Status FieldExtractor::Extract(std::string_view json) {
   padded_.append(simdjson::SIMDJSON_PADDING, ' ');
   od::document doc;
   if (auto err = parser_.iterate(padded_.data(), json.size(), padded_.size()).get(doc)) {
-    return FieldJsonError(err);
+    return JsonError(err);
   }
   od::object obj;
-  if (auto err = doc.get_object().get(obj)) return FieldJsonError(err);
+  if (auto err = doc.get_object().get(obj)) return JsonError(err);
   return Object(obj);
 }
 
@@ -54,7 +51,7 @@ bool FieldExtractor::Wanted(std::size_t& exact) const {
 Status FieldExtractor::Object(od::object obj) {
   for (auto field : obj) {
     std::string_view key;
-    if (auto err = field.unescaped_key().get(key)) return FieldJsonError(err);
+    if (auto err = field.unescaped_key().get(key)) return JsonError(err);
     const std::size_t mark = path_.size();
     if (!path_.empty()) path_.push_back('.');
     path_.append(key);
@@ -64,7 +61,7 @@ Status FieldExtractor::Object(od::object obj) {
     // skips it on the way to the next key.
     if (Wanted(exact) && path_ != "@timestamp") {
       od::value v;
-      if (auto err = field.value().get(v)) return FieldJsonError(err);
+      if (auto err = field.value().get(v)) return JsonError(err);
       s = Member(v);
     }
     path_.resize(mark);
@@ -75,21 +72,21 @@ Status FieldExtractor::Object(od::object obj) {
 
 Status FieldExtractor::Member(od::value v) {
   od::json_type type;
-  if (auto err = v.type().get(type)) return FieldJsonError(err);
+  if (auto err = v.type().get(type)) return JsonError(err);
   std::size_t exact;
   Wanted(exact);
   switch (type) {
     case od::json_type::object: {
       od::object o;
-      if (auto err = v.get_object().get(o)) return FieldJsonError(err);
+      if (auto err = v.get_object().get(o)) return JsonError(err);
       return Object(o);
     }
     case od::json_type::array: {
       od::array arr;
-      if (auto err = v.get_array().get(arr)) return FieldJsonError(err);
+      if (auto err = v.get_array().get(arr)) return JsonError(err);
       for (auto element : arr) {
         od::value ev;
-        if (auto err = element.get(ev)) return FieldJsonError(err);
+        if (auto err = element.get(ev)) return JsonError(err);
         if (auto s = Member(ev); !s.ok()) return s;
       }
       return Status::Ok();
@@ -97,22 +94,22 @@ Status FieldExtractor::Member(od::value v) {
     case od::json_type::string: {
       if (exact == kNone) return Status::Ok();
       std::string_view s;
-      if (auto err = v.get_string().get(s)) return FieldJsonError(err);
+      if (auto err = v.get_string().get(s)) return JsonError(err);
       values_[exact].push_back({Field::Type::kString, s, 0});
       return Status::Ok();
     }
     case od::json_type::number: {
       if (exact == kNone) return Status::Ok();
       od::number_type nt;
-      if (auto err = v.get_number_type().get(nt)) return FieldJsonError(err);
+      if (auto err = v.get_number_type().get(nt)) return JsonError(err);
       double d = 0;
       if (nt == od::number_type::signed_integer) {
         std::int64_t i = 0;
-        if (auto err = v.get_int64().get(i)) return FieldJsonError(err);
+        if (auto err = v.get_int64().get(i)) return JsonError(err);
         number_texts_.push_back(CanonicalInteger(i));
         d = static_cast<double>(i);
       } else {
-        if (auto err = v.get_double().get(d)) return FieldJsonError(err);
+        if (auto err = v.get_double().get(d)) return JsonError(err);
         number_texts_.push_back(CanonicalDouble(d));
       }
       values_[exact].push_back({Field::Type::kNumber, number_texts_.back(), d});
@@ -121,7 +118,7 @@ Status FieldExtractor::Member(od::value v) {
     case od::json_type::boolean: {
       if (exact == kNone) return Status::Ok();
       bool b = false;
-      if (auto err = v.get_bool().get(b)) return FieldJsonError(err);
+      if (auto err = v.get_bool().get(b)) return JsonError(err);
       values_[exact].push_back({Field::Type::kBool, b ? "true" : "false", 0});
       return Status::Ok();
     }
