@@ -80,28 +80,31 @@ void AppendTrainObject(const TrainMetrics& m, std::string& out) {
 // `"run":{"id":..,"rank":..,"end":"finished"}` with what was derived and not
 // sent; nothing when there is no such member.
 void AppendRunObject(const RunIdentity& run, std::string& out) {
-  std::string members;
-  auto member = [&members](std::string_view name) {
-    if (!members.empty()) members.push_back(',');
-    AppendJsonString(members, name);
-    members.push_back(':');
-  };
-  if (!run.id.empty() && !run.id_sent) {
-    member("id");
-    AppendJsonString(members, run.id);
-  }
-  if (run.rank && !run.rank_sent) {
-    member("rank");
-    members += storage::CanonicalDouble(*run.rank);
-  }
-  if (run.finished && !run.end_sent) {
-    member("end");
-    AppendJsonString(members, "finished");
-  }
-  if (members.empty()) return;
+  const bool id = !run.id.empty() && !run.id_sent;
+  const bool rank = run.rank && !run.rank_sent;
+  const bool end = run.finished && !run.end_sent;
+  if (!id && !rank && !end) return;
   if (!out.empty()) out.push_back(',');
   out += "\"run\":{";
-  out += members;
+  const char* separator = "";
+  auto member = [&](std::string_view name) {
+    out += separator;
+    separator = ",";
+    AppendJsonString(out, name);
+    out.push_back(':');
+  };
+  if (id) {
+    member("id");
+    AppendJsonString(out, run.id);
+  }
+  if (rank) {
+    member("rank");
+    out += storage::CanonicalDouble(*run.rank);
+  }
+  if (end) {
+    member("end");
+    AppendJsonString(out, "finished");
+  }
   out.push_back('}');
 }
 
@@ -182,8 +185,9 @@ bool DocumentParser::AddTraining(bool has_kind, storage::Record& rec) {
       !HasOwnMember(kTrainMember, "train", rec.fields)) {
     AppendTrainObject(metrics_, members);
   }
-  // Decided before the run fields are added.
-  const bool own_run = run.any_run_field || HasOwnMember(kRunMember, "run", rec.fields);
+  // Decided before the run fields are added. DeriveRunIdentity has looked
+  // for `run`/`run.*` fields already; an empty `run` member has none.
+  const bool own_run = run.any_run_field || (members_ & kRunMember) != 0;
   if (!own_run) AppendRunObject(run, members);
   AddRun(run, rec);
   if (!members.empty()) AppendMember(rec.source, members);
