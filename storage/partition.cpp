@@ -152,6 +152,7 @@ Result<std::unique_ptr<PartitionWriter>> PartitionWriter::Open(const std::string
   std::unique_ptr<PartitionWriter> w(new PartitionWriter());
   w->day_ = day;
   w->sources_ = SourceCompressor(opts.compression);
+  w->shared_dictionaries_ = opts.shared_dictionaries;
   if (auto s = w->db_.Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE); !s.ok()) return s;
   if (auto s = RegisterFtsTokenizer(w->db_.get(), &w->vocab_); !s.ok()) return s;
   sqlite3_busy_timeout(w->db_.get(), 5000);
@@ -243,12 +244,31 @@ Status PartitionWriter::StoreVocabulary() {
 }
 
 Status PartitionWriter::LoadDictionary() {
+  if (!sources_.enabled()) return Status::Ok();  // even a file's own dictionary goes unused
   auto stmt = db_.Prepare("SELECT dict FROM dicts WHERE id = 1");
   if (!stmt.ok()) return stmt.status();
   const int rc = stmt->Step();
   if (rc == SQLITE_DONE) return Status::Ok();
   if (rc != SQLITE_ROW) return db_.Check(rc, "load dictionary");
-  return sources_.Load(stmt->Blob(0));
+  if (auto s = sources_.Load(stmt->Blob(0)); !s.ok()) return s;
+  PublishDictionary(stmt->Blob(0));
+  return Status::Ok();
+}
+
+void PartitionWriter::PublishDictionary(std::string_view bytes) {
+  if (shared_dictionaries_) {
+    dictionary_id_ = shared_dictionaries_->Publish(day_, bytes, sources_.dictionary());
+  }
+}
+
+// What goes into events.source for `r`: compressed by the submitting thread
+// when that used this file's dictionary, else here (or as it is).
+std::string_view PartitionWriter::StoredSource(const Record& r) {
+  if (dictionary_id_ != 0 && r.stored_dictionary == dictionary_id_ && !r.stored_source.empty()) {
+    return r.stored_source;
+  }
+  if (!sources_.ready()) sources_.AddSample(r.source);
+  return sources_.Encode(r.source);
 }
 
 // Trains the compression dictionary once enough documents are stored, and
@@ -258,7 +278,8 @@ Status PartitionWriter::StartCompressing() {
   auto dictionary = sources_.Train();
   if (!dictionary.ok()) return Status::Ok();  // stored uncompressed; trained again later
   dictionary_in_transaction_ = true;
-  insert_dict_.BindBlobStatic(1, *dictionary);
+  pending_dictionary_ = std::move(*dictionary);
+  insert_dict_.BindBlobStatic(1, pending_dictionary_);
   const int rc = insert_dict_.Step();
   insert_dict_.Reset();
   return rc == SQLITE_DONE ? Status::Ok() : db_.Check(rc, "insert dictionary");
@@ -338,8 +359,7 @@ Result<RecordOutcome> PartitionWriter::WriteOne(const Record& r, EventKey key) {
     insert_event_.BindNull(4);
   else
     insert_event_.BindStatic(4, r.doc_id);
-  if (!sources_.ready()) sources_.AddSample(r.source);
-  insert_event_.BindBlobStatic(5, sources_.Encode(r.source));
+  insert_event_.BindBlobStatic(5, StoredSource(r));
   int rc = insert_event_.Step();
   insert_event_.Reset();
   if ((rc & 0xFF) == SQLITE_CONSTRAINT) return RecordOutcome::kDuplicate;
@@ -387,7 +407,10 @@ Status PartitionWriter::Write(std::span<const Record* const> records,
   if (failure.ok()) failure = db_.Exec("COMMIT");
   if (failure.ok()) {
     vocab_.Committed();
-    if (dictionary_in_transaction_) sources_.Committed();
+    if (dictionary_in_transaction_) {
+      sources_.Committed();
+      PublishDictionary(pending_dictionary_);
+    }
   }
   if (!failure.ok()) {
     db_.Exec("ROLLBACK");
@@ -398,6 +421,7 @@ Status PartitionWriter::Write(std::span<const Record* const> records,
     LoadHighestKey();
   }
   dictionary_in_transaction_ = false;
+  pending_dictionary_.clear();
   return failure;
 }
 

@@ -89,6 +89,10 @@ struct PartitionOptions {
   std::string test_quota_file;
   // How documents are compressed (source_codec.h).
   SourceCompression compression;
+  // Where the writer publishes its dictionary for the submitting threads,
+  // and whose Record::stored_source it accepts. Default: null, none. Must
+  // outlive the PartitionWriter.
+  SharedDictionaries* shared_dictionaries = nullptr;
 };
 
 class PartitionWriter {
@@ -124,7 +128,10 @@ class PartitionWriter {
   void NoteGroup(const Record& r, bool counts);
 
   SourceCompressor sources_;
+  SharedDictionaries* shared_dictionaries_ = nullptr;
+  std::uint64_t dictionary_id_ = 0;         // as published; 0: none
   bool dictionary_in_transaction_ = false;  // Write trained and stored one
+  std::string pending_dictionary_;          // its bytes, published once committed
   VocabularyCollector vocab_;               // before db_: the tokenizer uses it until db_ closes
   Db db_;
   std::int64_t day_ = 0;
@@ -133,6 +140,8 @@ class PartitionWriter {
       insert_vocab_, add_level_second_, add_level_minute_, add_group_, insert_dict_;
   Status LoadHighestKey();
   Status LoadDictionary();
+  void PublishDictionary(std::string_view bytes);
+  std::string_view StoredSource(const Record& r);
 
   std::unordered_map<TimeMs, std::uint32_t> next_seq_;  // cache of NextKey
   EventKey highest_key_ = -1;  // the largest key ever given out in this file

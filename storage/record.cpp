@@ -6,7 +6,7 @@ namespace dashcam::storage {
 
 std::size_t Record::ApproxBytes() const {
   std::size_t n = sizeof(Record) + level.size() + message.size() + index.size() + doc_id.size() +
-                  source.size() + group.size();
+                  source.size() + group.size() + stored_source.size();
   for (const Field& f : fields) n += sizeof(Field) + f.name.size() + f.text.size();
   return n;
 }

@@ -46,6 +46,11 @@ struct Record {
   // `group_end`: this event closes its group (a run's finishing line).
   std::string group;
   bool group_end = false;
+  // Storage's own (source_codec.h): `source` as its partition stores it,
+  // compressed before the writer thread with dictionary `stored_dictionary`;
+  // empty: not done.
+  std::string stored_source;
+  std::uint64_t stored_dictionary = 0;
   std::size_t ApproxBytes() const;
 };
 

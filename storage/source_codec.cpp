@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "storage/sqlite_db.h"
+#include "storage/time_format.h"
 
 namespace dashcam::storage {
 namespace {
@@ -20,6 +21,32 @@ constexpr std::size_t kMaxSampleBytes = 2u << 20;
 // A stored document never decompresses to more than this (ingest refuses
 // far smaller ones); a frame that claims more is corrupt.
 constexpr unsigned long long kMaxSourceBytes = 1ull << 30;
+
+// At most this many days' dictionaries are shared (a backfill of many days
+// at once compresses the rest on the writer thread).
+constexpr std::size_t kSharedDays = 16;
+
+// A context for frames as stored: the file holds one dictionary, and SQLite
+// checks its pages, so a frame needs neither a dictionary id nor a checksum.
+// The size is kept, so that a reader allocates once.
+CompressionContext NewContext() {
+  CompressionContext c(ZSTD_createCCtx());
+  if (!c) return c;
+  ZSTD_CCtx_setParameter(c.get(), ZSTD_c_dictIDFlag, 0);
+  ZSTD_CCtx_setParameter(c.get(), ZSTD_c_checksumFlag, 0);
+  ZSTD_CCtx_setParameter(c.get(), ZSTD_c_contentSizeFlag, 1);
+  return c;
+}
+
+// Compresses `source` into `out` with `cctx`'s dictionary; false (and `out`
+// unspecified) when that fails or would not be smaller.
+bool Compress(ZSTD_CCtx* cctx, std::string_view source, std::string& out) {
+  out.resize(ZSTD_compressBound(source.size()));
+  const std::size_t n = ZSTD_compress2(cctx, out.data(), out.size(), source.data(), source.size());
+  if (ZSTD_isError(n) || n >= source.size()) return false;
+  out.resize(n);
+  return true;
+}
 
 struct FreeDCtx {
   void operator()(ZSTD_DCtx* c) const { ZSTD_freeDCtx(c); }
@@ -92,18 +119,12 @@ bool IsCompressedSource(std::string_view stored) {
 SourceCompressor::SourceCompressor(SourceCompression options) : options_(options) {}
 
 Status SourceCompressor::Load(std::string_view dictionary) {
-  std::unique_ptr<ZSTD_CDict, FreeCDict> cdict(
-      ZSTD_createCDict(dictionary.data(), dictionary.size(), options_.level));
+  Dictionary cdict(ZSTD_createCDict(dictionary.data(), dictionary.size(), options_.level),
+                   ZSTD_freeCDict);
   if (!cdict) return Status::Corruption("the compression dictionary is unusable");
   if (!cctx_) {
-    cctx_.reset(ZSTD_createCCtx());
+    cctx_ = NewContext();
     if (!cctx_) return Status::Internal("zstd: no compression context");
-    // The file holds one dictionary, and SQLite checks its pages: the frame
-    // needs neither a dictionary id nor a checksum. The size is kept, so
-    // that a reader allocates once.
-    ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_dictIDFlag, 0);
-    ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_checksumFlag, 0);
-    ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_contentSizeFlag, 1);
   }
   if (ZSTD_isError(ZSTD_CCtx_refCDict(cctx_.get(), cdict.get()))) {
     return Status::Internal("zstd: cannot use the dictionary");
@@ -153,12 +174,71 @@ void SourceCompressor::Committed() {
 }
 
 std::string_view SourceCompressor::Encode(std::string_view source) {
-  if (!ready()) return source;
-  out_.resize(ZSTD_compressBound(source.size()));
-  const std::size_t n =
-      ZSTD_compress2(cctx_.get(), out_.data(), out_.size(), source.data(), source.size());
-  if (ZSTD_isError(n) || n >= source.size()) return source;
-  return std::string_view(out_).substr(0, n);
+  if (!ready() || !Compress(cctx_.get(), source, out_)) return source;
+  return out_;
+}
+
+std::uint64_t SharedDictionaries::Publish(std::int64_t day, std::string_view bytes,
+                                          Dictionary cdict) {
+  std::lock_guard lock(mu_);
+  Entry& e = by_day_[day];
+  if (e.id == 0 || e.bytes != bytes) e = Entry{next_id_++, std::string(bytes), std::move(cdict)};
+  const std::uint64_t id = e.id;
+  if (by_day_.size() > kSharedDays) {
+    // Drop the entry published longest ago (ids grow with time).
+    auto oldest = by_day_.begin();
+    for (auto it = by_day_.begin(); it != by_day_.end(); ++it) {
+      if (it->second.id < oldest->second.id) oldest = it;
+    }
+    by_day_.erase(oldest);
+  }
+  return id;
+}
+
+CompressionContext SharedDictionaries::TakeContext() {
+  if (idle_.empty()) return NewContext();
+  CompressionContext c = std::move(idle_.back());
+  idle_.pop_back();
+  return c;
+}
+
+void SharedDictionaries::Precompress(std::span<Record> records) {
+  // What the batch needs, taken under the lock; compressed without it.
+  std::map<std::int64_t, Entry> wanted;
+  CompressionContext cctx;
+  {
+    std::lock_guard lock(mu_);
+    if (by_day_.empty()) return;
+    for (const Record& r : records) {
+      const std::int64_t day = DayOf(r.ts_ms);
+      if (wanted.contains(day)) continue;
+      auto it = by_day_.find(day);
+      if (it != by_day_.end()) wanted.emplace(day, Entry{it->second.id, {}, it->second.cdict});
+    }
+    if (wanted.empty()) return;
+    cctx = TakeContext();
+  }
+  if (!cctx) return;
+  std::int64_t current = -1;
+  const Entry* entry = nullptr;
+  for (Record& r : records) {
+    const std::int64_t day = DayOf(r.ts_ms);
+    if (day != current || !entry) {
+      auto it = wanted.find(day);
+      entry = it == wanted.end() ? nullptr : &it->second;
+      current = day;
+      if (entry) ZSTD_CCtx_refCDict(cctx.get(), entry->cdict.get());
+    }
+    if (!entry) continue;
+    if (Compress(cctx.get(), r.source, r.stored_source)) {
+      r.stored_dictionary = entry->id;
+    } else {
+      r.stored_source.clear();
+    }
+  }
+  ZSTD_CCtx_refCDict(cctx.get(), nullptr);  // the dictionaries may go
+  std::lock_guard lock(mu_);
+  idle_.push_back(std::move(cctx));
 }
 
 Status RegisterSourceFunction(sqlite3* db) {

@@ -13,22 +13,32 @@
 // document) and kept in the partition's `dicts` table, written in the same
 // transaction as the first documents compressed with it.
 //
+// The writer thread's time is the ingest rate, so documents are compressed
+// before they reach it where possible: SharedDictionaries gives the threads
+// that submit records the dictionaries of the partitions being written.
+//
 // Readers see only JSON: the SQL function dc_source(source) returns the text
 // of either form, for every statement that reads documents.
 //
 // Thread-safety: a SourceCompressor belongs to its PartitionWriter's thread,
-// a connection's dc_source state to the connection's.
+// a connection's dc_source state to the connection's; SharedDictionaries is
+// thread-safe.
 #pragma once
 
 #include <sqlite3.h>
 #include <zstd.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "storage/record.h"
 #include "storage/status.h"
 
 namespace dashcam::storage {
@@ -44,13 +54,22 @@ struct SourceCompression {
 // Whether `stored` is a compressed source (else it is the JSON text).
 bool IsCompressedSource(std::string_view stored);
 
+struct FreeCCtx {
+  void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
+};
+using CompressionContext = std::unique_ptr<ZSTD_CCtx, FreeCCtx>;
+using Dictionary = std::shared_ptr<const ZSTD_CDict>;
+
 // The writer's side: collects samples, trains, then compresses.
 class SourceCompressor {
  public:
   explicit SourceCompressor(SourceCompression options = {});
 
+  // Whether documents are to be compressed at all (sample_events > 0).
+  bool enabled() const { return options_.sample_events > 0; }
   // Whether documents are compressed (a dictionary is loaded).
   bool ready() const { return cdict_ != nullptr; }
+  const Dictionary& dictionary() const { return cdict_; }
 
   // Uses `dictionary` (as stored in `dicts`) from now on.
   Status Load(std::string_view dictionary);
@@ -77,18 +96,44 @@ class SourceCompressor {
   std::string_view Encode(std::string_view source);
 
  private:
-  struct FreeCCtx {
-    void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
-  };
-  struct FreeCDict {
-    void operator()(ZSTD_CDict* d) const { ZSTD_freeCDict(d); }
-  };
   SourceCompression options_;
-  std::unique_ptr<ZSTD_CCtx, FreeCCtx> cctx_;
-  std::unique_ptr<ZSTD_CDict, FreeCDict> cdict_;
+  CompressionContext cctx_;
+  Dictionary cdict_;
   std::string samples_;
   std::vector<std::size_t> sample_sizes_;
   std::string out_;
+};
+
+// The dictionaries of the day partitions being written, for the threads
+// that submit records: Precompress sets Record::stored_source, which the
+// partition's writer stores as it is when Record::stored_dictionary is the
+// id of its own dictionary (else it compresses the source itself). Ids are
+// unique in the process; the same bytes for the same day keep their id.
+// Holds the dictionaries of the 16 days published last.
+class SharedDictionaries {
+ public:
+  explicit SharedDictionaries(int level = SourceCompression{}.level) : level_(level) {}
+
+  // `day`'s dictionary from now on: `bytes` as stored, `cdict` made from
+  // them. Returns its id (never 0).
+  std::uint64_t Publish(std::int64_t day, std::string_view bytes, Dictionary cdict);
+
+  // Compresses the source of every record whose day has a dictionary.
+  void Precompress(std::span<Record> records);
+
+ private:
+  struct Entry {
+    std::uint64_t id = 0;
+    std::string bytes;
+    Dictionary cdict;
+  };
+  CompressionContext TakeContext();
+
+  const int level_;
+  std::mutex mu_;
+  std::map<std::int64_t, Entry> by_day_;
+  std::uint64_t next_id_ = 1;
+  std::vector<CompressionContext> idle_;  // contexts between Precompress calls
 };
 
 // Registers dc_source(source) on `db`: the JSON text of a stored source,

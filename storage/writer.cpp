@@ -16,6 +16,11 @@ namespace {
 
 constexpr auto kDiskFullLogPeriod = std::chrono::minutes(1);
 
+WriterOptions WithSharedDictionaries(WriterOptions options, SharedDictionaries& dictionaries) {
+  options.partition.shared_dictionaries = &dictionaries;
+  return options;
+}
+
 TimeMs WallNowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -42,7 +47,10 @@ std::optional<std::uint64_t> AvailableBytes(const std::string& dir) {
 }  // namespace
 
 Writer::Writer(PartitionSet& partitions, WriterOptions options, const Log& log)
-    : partitions_(partitions), options_(options), log_(log) {
+    : partitions_(partitions),
+      dictionaries_(options.partition.compression.level),
+      options_(WithSharedDictionaries(std::move(options), dictionaries_)),
+      log_(log) {
   if (Metrics* m = options_.metrics) {
     group_events_ =
         &m->GetHistogram("dashcam_commit_group_events",
@@ -97,6 +105,8 @@ void Writer::SetCommitObserver(CommitObserver observer) {
 }
 
 void Writer::Submit(std::vector<Record> records, EventStore::AppendCallback done) {
+  // On the caller's thread: what it compresses, the writer thread need not.
+  dictionaries_.Precompress(records);
   Job job;
   for (const Record& r : records) job.bytes += r.ApproxBytes();
   {

@@ -153,6 +153,7 @@ class Writer {
 
   // Constant after construction.
   PartitionSet& partitions_;
+  SharedDictionaries dictionaries_;  // before options_, which points to it
   const WriterOptions options_;
   const Log& log_;
 

@@ -40,10 +40,12 @@ class SourceCodecTest : public ::testing::Test {
  protected:
   std::string Path() const { return dir_.path() + "/day.db"; }
 
-  std::unique_ptr<PartitionWriter> OpenWriter(std::size_t sample_events) {
+  std::unique_ptr<PartitionWriter> OpenWriter(std::size_t sample_events,
+                                              SharedDictionaries* shared = nullptr) {
     PartitionOptions o;
     o.sync = SyncMode::kNormal;
     o.compression.sample_events = sample_events;
+    o.shared_dictionaries = shared;
     auto w = PartitionWriter::Open(Path(), kCodecDay, o);
     EXPECT_TRUE(w.ok()) << w.status().ToString();
     return w.ok() ? std::move(*w) : nullptr;
@@ -51,9 +53,10 @@ class SourceCodecTest : public ::testing::Test {
 
   // Writes `n` new documents in one transaction; they are also kept in
   // `written_`.
-  void Write(PartitionWriter& w, int n) {
+  void Write(PartitionWriter& w, int n) { Write(w, NewRecords(n)); }
+
+  std::vector<Record> NewRecords(int n) {
     std::vector<Record> records(n);
-    std::vector<const Record*> ptrs;
     for (Record& r : records) {
       const int i = static_cast<int>(written_.size());
       r.ts_ms = kCodecT0 + i;
@@ -61,8 +64,14 @@ class SourceCodecTest : public ::testing::Test {
       r.message = fmt::format("line {}", i);
       r.source = LogDocument(rng_, i);
       written_.push_back(r.source);
-      ptrs.push_back(&r);
     }
+    return records;
+  }
+
+  void Write(PartitionWriter& w, const std::vector<Record>& records) {
+    const auto n = records.size();
+    std::vector<const Record*> ptrs;
+    for (const Record& r : records) ptrs.push_back(&r);
     std::vector<RecordOutcome> outcomes(n);
     std::vector<EventKey> keys(n);
     const Status s = w.Write(ptrs, outcomes, keys);
@@ -198,6 +207,85 @@ TEST_F(SourceCodecTest, ACompressedDocumentWithoutADictionaryIsAnError) {
   WriteBatches(20, {20, 1});
   Modify("DELETE FROM dicts");
   EXPECT_EQ(NewestDocumentError(), "a compressed document but no compression dictionary");
+}
+
+TEST_F(SourceCodecTest, DocumentsCompressedBeforeTheWriterAreStoredAsTheyCame) {
+  SharedDictionaries shared;
+  auto w = OpenWriter(40, &shared);
+  ASSERT_TRUE(w);
+  std::vector<Record> early = NewRecords(40);
+  shared.Precompress(early);  // no dictionary yet: nothing done
+  for (const Record& r : early) EXPECT_TRUE(r.stored_source.empty());
+  Write(*w, early);
+  Write(*w, 5);  // trains, and publishes once committed
+
+  std::vector<Record> later = NewRecords(30);
+  shared.Precompress(later);
+  for (const Record& r : later) {
+    ASSERT_TRUE(IsCompressedSource(r.stored_source));
+    EXPECT_NE(r.stored_dictionary, 0u);
+  }
+  // One that claims another dictionary: the writer compresses it itself.
+  later[7].stored_dictionary += 1000;
+  later[7].stored_source = "not a frame";
+  Write(*w, later);
+  w.reset();
+
+  const Stored s = ReadBack();
+  EXPECT_EQ(s.documents, written_);
+  EXPECT_EQ(s.compressed, 35);
+  // The submitted frames are what the file holds.
+  auto reader = PartitionReader::Open(Path(), 1024);
+  ASSERT_TRUE(reader.ok());
+  auto stmt = (*reader)->Statement("SELECT source FROM events ORDER BY key DESC LIMIT 1");
+  ASSERT_TRUE(stmt.ok());
+  ASSERT_EQ((*stmt)->Step(), SQLITE_ROW);
+  EXPECT_EQ((*stmt)->Blob(0), later.back().stored_source);
+  (*stmt)->Reset();
+}
+
+TEST_F(SourceCodecTest, AReopenedFileKeepsItsSharedDictionaryId) {
+  SharedDictionaries shared;
+  WriteBatches(20, {20, 1});
+  auto w = OpenWriter(20, &shared);
+  ASSERT_TRUE(w);
+  std::vector<Record> a = NewRecords(3);
+  shared.Precompress(a);
+  w = OpenWriter(20, &shared);  // the same bytes: the same id
+  ASSERT_TRUE(w);
+  std::vector<Record> b = NewRecords(3);
+  shared.Precompress(b);
+  ASSERT_NE(a[0].stored_dictionary, 0u);
+  EXPECT_EQ(a[0].stored_dictionary, b[0].stored_dictionary);
+  Write(*w, a);
+  Write(*w, b);
+  w.reset();
+  EXPECT_EQ(ReadBack().documents, written_);
+}
+
+TEST(SharedDictionariesTest, OnlyDaysWithADictionaryAreCompressed) {
+  std::mt19937_64 rng(9);
+  SourceCompressor trainer(SourceCompression{.sample_events = 40});
+  for (int i = 0; i < 40; ++i) trainer.AddSample(LogDocument(rng, i));
+  auto bytes = trainer.Train();
+  ASSERT_TRUE(bytes.ok());
+  SharedDictionaries shared;
+  const auto id = shared.Publish(kCodecDay, *bytes, trainer.dictionary());
+  EXPECT_EQ(shared.Publish(kCodecDay, *bytes, trainer.dictionary()), id);
+  EXPECT_NE(shared.Publish(kCodecDay + 1, *bytes, trainer.dictionary()), id);
+
+  std::vector<Record> records(3);
+  records[0].ts_ms = kCodecT0;
+  records[0].source = LogDocument(rng, 1);
+  records[1].ts_ms = kCodecT0 + 2 * kMsPerDay;  // a day without one
+  records[1].source = LogDocument(rng, 2);
+  records[2].ts_ms = kCodecT0;
+  records[2].source = "{}";  // would not shrink
+  shared.Precompress(records);
+  EXPECT_TRUE(IsCompressedSource(records[0].stored_source));
+  EXPECT_EQ(records[0].stored_dictionary, id);
+  EXPECT_TRUE(records[1].stored_source.empty());
+  EXPECT_TRUE(records[2].stored_source.empty());
 }
 
 TEST(SourceCompressorTest, ForgetGoesBackToPlainDocumentsAndTrainsAgainFromTheSamples) {
