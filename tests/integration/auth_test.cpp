@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
 
+#include "tests/common/api_keys.h"
 #include "tests/common/http_client.h"
 #include "tests/common/stream_client.h"
 #include "tests/common/test_server.h"
@@ -29,44 +30,6 @@ namespace json = boost::json;
 using namespace std::chrono_literals;
 using Headers = std::map<std::string, std::string>;
 
-std::string Base64(std::string_view in) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  std::size_t i = 0;
-  for (; i + 3 <= in.size(); i += 3) {
-    const unsigned v = (unsigned(std::uint8_t(in[i])) << 16) |
-                       (unsigned(std::uint8_t(in[i + 1])) << 8) | std::uint8_t(in[i + 2]);
-    for (int s = 18; s >= 0; s -= 6) out += kAlphabet[(v >> s) & 63];
-  }
-  if (const std::size_t rest = in.size() - i; rest > 0) {
-    unsigned v = unsigned(std::uint8_t(in[i])) << 16;
-    if (rest == 2) v |= unsigned(std::uint8_t(in[i + 1])) << 8;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += rest == 2 ? kAlphabet[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
-
-// An --auth-file entry from the real `dashcam hash-key` (low iterations:
-// tests verify many keys).
-std::string HashKeyEntry(const std::string& id, const std::string& role, const std::string& key,
-                         const std::string& filter = "") {
-  std::string cmd = "printf '%s\\n' '" + key + "' | '" + TestServer::BinaryPath() +
-                    "' hash-key --id " + id + " --role " + role + " --iterations 1000";
-  if (!filter.empty()) cmd += " --filter '" + filter + "'";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  EXPECT_NE(p, nullptr);
-  std::string out;
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  EXPECT_EQ(::pclose(p), 0) << cmd;
-  EXPECT_EQ(out.find(key), std::string::npos) << "the key itself must not be in the entry";
-  return out;
-}
-
 std::string WriteKeysFile(const TempDir& dir) {
   const std::string path = dir.path() + "/keys.yml";
   std::ofstream f(path);
@@ -76,6 +39,14 @@ std::string WriteKeysFile(const TempDir& dir) {
     << HashKeyEntry("alice", "read", "alice-secret-3", "user:alice")
     << HashKeyEntry("root", "admin", "admin-secret-4");
   return path;
+}
+
+TEST(HashKeyEntryTest, HoldsTheKeysHashNotTheKey) {
+  const std::string entry = HashKeyEntry("ingester", "ingest", "ingest-secret-1");
+  ASSERT_FALSE(entry.empty());
+  EXPECT_NE(entry.find("ingester"), std::string::npos) << entry;
+  EXPECT_EQ(entry.find("ingest-secret-1"), std::string::npos) << entry;
+  EXPECT_EQ(Base64("reader:read-secret-2"), "cmVhZGVyOnJlYWQtc2VjcmV0LTI=");
 }
 
 enum Who { kNone, kBadKey, kIngest, kRead, kAlice, kAdmin, kWhoCount };

@@ -14,6 +14,7 @@
 #include <boost/json.hpp>
 
 #include "storage/time_format.h"
+#include "tests/common/api_keys.h"
 #include "tests/common/http_client.h"
 #include "tests/common/test_server.h"
 
@@ -71,20 +72,6 @@ Corpus MakeCorpus() {
         fmt::format("burst {} of checkpoint {:x}", i, 0xa1b2c3d4e5ULL * static_cast<unsigned>(i)));
   }
   return c;
-}
-
-std::string HashKeyEntry(const std::string& id, const std::string& role, const std::string& key,
-                         const std::string& filter = "") {
-  std::string cmd = "printf '%s\\n' '" + key + "' | '" + TestServer::BinaryPath() +
-                    "' hash-key --id " + id + " --role " + role + " --iterations 1000";
-  if (!filter.empty()) cmd += " --filter '" + filter + "'";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  EXPECT_NE(p, nullptr);
-  std::string out;
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  EXPECT_EQ(::pclose(p), 0) << cmd;
-  return out;
 }
 
 const Headers kAdmin = {{"Authorization", "Bearer root:admin-secret-1"}};

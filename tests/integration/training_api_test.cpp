@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
 
+#include "tests/common/api_keys.h"
 #include "tests/common/http_client.h"
 #include "tests/common/test_server.h"
 
@@ -80,41 +81,6 @@ std::string BulkBody(const std::vector<Event>& events) {
     body += text + "\n";
   }
   return body;
-}
-
-std::string Base64(std::string_view in) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  std::size_t i = 0;
-  for (; i + 3 <= in.size(); i += 3) {
-    const unsigned v = unsigned(std::uint8_t(in[i])) << 16 |
-                       unsigned(std::uint8_t(in[i + 1])) << 8 | std::uint8_t(in[i + 2]);
-    for (int s = 18; s >= 0; s -= 6) out += kAlphabet[(v >> s) & 63];
-  }
-  if (const std::size_t rest = in.size() - i; rest > 0) {
-    unsigned v = unsigned(std::uint8_t(in[i])) << 16;
-    if (rest == 2) v |= unsigned(std::uint8_t(in[i + 1])) << 8;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += rest == 2 ? kAlphabet[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
-
-std::string HashKeyEntry(const std::string& id, const std::string& role, const std::string& key,
-                         const std::string& filter = "") {
-  std::string cmd = "printf '%s\\n' '" + key + "' | '" + TestServer::BinaryPath() +
-                    "' hash-key --id " + id + " --role " + role + " --iterations 1000";
-  if (!filter.empty()) cmd += " --filter '" + filter + "'";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  EXPECT_NE(p, nullptr);
-  std::string out;
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  EXPECT_EQ(::pclose(p), 0) << cmd;
-  return out;
 }
 
 class TrainingApiTest : public ::testing::Test {
