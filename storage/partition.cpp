@@ -245,13 +245,11 @@ Status PartitionWriter::StoreVocabulary() {
 
 Status PartitionWriter::LoadDictionary() {
   if (!sources_.enabled()) return Status::Ok();  // even a file's own dictionary goes unused
-  auto stmt = db_.Prepare("SELECT dict FROM dicts WHERE id = 1");
-  if (!stmt.ok()) return stmt.status();
-  const int rc = stmt->Step();
-  if (rc == SQLITE_DONE) return Status::Ok();
-  if (rc != SQLITE_ROW) return db_.Check(rc, "load dictionary");
-  if (auto s = sources_.Load(stmt->Blob(0)); !s.ok()) return s;
-  PublishDictionary(stmt->Blob(0));
+  auto stored = ReadStoredDictionary(db_.get());
+  if (!stored.ok()) return stored.status();
+  if (!*stored) return Status::Ok();
+  if (auto s = sources_.Load(**stored); !s.ok()) return s;
+  PublishDictionary(**stored);
   return Status::Ok();
 }
 

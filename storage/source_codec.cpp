@@ -63,22 +63,11 @@ struct SourceReader {
 
 // Reads the file's dictionary into `reader`; an error message, or empty.
 std::string LoadDictionary(sqlite3* db, SourceReader& reader) {
-  sqlite3_stmt* stmt = nullptr;
-  int rc = sqlite3_prepare_v2(db, "SELECT dict FROM dicts WHERE id = 1", -1, &stmt, nullptr);
-  std::string error;
-  if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
-  if (rc == SQLITE_ROW) {
-    const void* bytes = sqlite3_column_blob(stmt, 0);
-    const auto size = static_cast<std::size_t>(sqlite3_column_bytes(stmt, 0));
-    reader.ddict.reset(ZSTD_createDDict(bytes, size));
-    if (!reader.ddict) error = "the compression dictionary is unusable";
-  } else if (rc == SQLITE_DONE) {
-    error = "a compressed document but no compression dictionary";
-  } else {
-    error = fmt::format("reading the compression dictionary: {}", sqlite3_errmsg(db));
-  }
-  sqlite3_finalize(stmt);
-  return error;
+  auto stored = ReadStoredDictionary(db);
+  if (!stored.ok()) return stored.status().ToString();
+  if (!*stored) return "a compressed document but no compression dictionary";
+  reader.ddict.reset(ZSTD_createDDict((*stored)->data(), (*stored)->size()));
+  return reader.ddict ? "" : "the compression dictionary is unusable";
 }
 
 void SourceFunction(sqlite3_context* ctx, int, sqlite3_value** argv) {
@@ -110,6 +99,22 @@ void SourceFunction(sqlite3_context* ctx, int, sqlite3_value** argv) {
 }
 
 }  // namespace
+
+Result<std::optional<std::string>> ReadStoredDictionary(sqlite3* db) {
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db, "SELECT dict FROM dicts WHERE id = 1", -1, &stmt, nullptr);
+  if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
+  Result<std::optional<std::string>> out = std::optional<std::string>();
+  if (rc == SQLITE_ROW) {
+    const auto* bytes = static_cast<const char*>(sqlite3_column_blob(stmt, 0));
+    out = std::optional<std::string>(
+        std::string(bytes, static_cast<std::size_t>(sqlite3_column_bytes(stmt, 0))));
+  } else if (rc != SQLITE_DONE) {
+    out = SqliteStatus(rc, db, "reading the compression dictionary");
+  }
+  sqlite3_finalize(stmt);
+  return out;
+}
 
 bool IsCompressedSource(std::string_view stored) {
   return stored.size() >= sizeof kZstdMagic &&

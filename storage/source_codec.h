@@ -33,6 +33,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -53,6 +54,10 @@ struct SourceCompression {
 
 // Whether `stored` is a compressed source (else it is the JSON text).
 bool IsCompressedSource(std::string_view stored);
+
+// The dictionary kept in the `dicts` table of `db`'s file; nullopt when the
+// file has none yet.
+Result<std::optional<std::string>> ReadStoredDictionary(sqlite3* db);
 
 struct FreeCCtx {
   void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
