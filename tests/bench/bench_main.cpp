@@ -395,6 +395,25 @@ struct ServerRun {
   double baseline_events_per_s;
 };
 
+// The options of a server the bench starts: data in `data_dir` and its log in
+// `log_name` under the work directory, the binary's own defaults (as
+// deployed, so no --compress-after of the tests), then `extra_args` and
+// every --server-arg.
+testing::TestServerOptions BenchServer(const ServerRun& run, const std::string& binary,
+                                       const std::string& data_dir, const std::string& log_name,
+                                       std::vector<std::string> extra_args = {}) {
+  testing::TestServerOptions options;
+  options.data_dir = (fs::path(run.work.path()) / data_dir).string();
+  options.binary = binary;
+  options.threads = run.flags.server_threads;
+  options.compress_after.clear();
+  options.log_path = (fs::path(run.work.path()) / log_name).string();
+  options.extra_args = std::move(extra_args);
+  options.extra_args.insert(options.extra_args.end(), run.flags.server_args.begin(),
+                            run.flags.server_args.end());
+  return options;
+}
+
 // Phases 5 and 6 against a healthy server. Returns true if all succeeded.
 bool LoadAndQuery(const ServerRun& run, const TestServer& server, Watchdog& watchdog,
                   double& bulk_events_per_s) {
@@ -439,15 +458,7 @@ bool RunAgainstServer(const ServerRun& run, TestServer& server, Clock::time_poin
 // Phase 8: the same events over the Beats protocol, into a fresh server and
 // data directory so both protocols start from an empty partition.
 bool BeatsPhase(const ServerRun& run, const std::string& binary, double bulk_events_per_s) {
-  testing::TestServerOptions options;
-  options.data_dir = (fs::path(run.work.path()) / "beats-data").string();
-  options.binary = binary;
-  options.threads = run.flags.server_threads;
-  options.compress_after.clear();  // the binary's default, as deployed
-  options.log_path = (fs::path(run.work.path()) / "server-beats.log").string();
-  options.extra_args.insert(options.extra_args.end(), run.flags.server_args.begin(),
-                            run.flags.server_args.end());
-  TestServer server(std::move(options));
+  TestServer server(BenchServer(run, binary, "beats-data", "server-beats.log"));
   if (!server.Spawn() || !server.WaitUntilListening(kHealthzTimeout) || server.beats_port() == 0) {
     std::fprintf(stderr, "beats: the server did not start: %s\n", server.error().c_str());
     return false;
@@ -505,17 +516,9 @@ struct FreshLoad {
 std::optional<FreshLoad> LoadFreshServer(const ServerRun& run, const std::string& binary,
                                          const std::string& name,
                                          std::vector<std::string> extra_args) {
-  testing::TestServerOptions options;
-  options.data_dir = (fs::path(run.work.path()) / (name + "-data")).string();
-  options.binary = binary;
-  options.threads = run.flags.server_threads;
-  options.compress_after.clear();  // the binary's default, as deployed
-  options.log_path = (fs::path(run.work.path()) / ("server-" + name + ".log")).string();
   extra_args.insert(extra_args.end(), {"--beats-listen", ""});
-  options.extra_args = std::move(extra_args);
-  options.extra_args.insert(options.extra_args.end(), run.flags.server_args.begin(),
-                            run.flags.server_args.end());
-  TestServer server(std::move(options));
+  TestServer server(
+      BenchServer(run, binary, name + "-data", "server-" + name + ".log", std::move(extra_args)));
   if (!server.Spawn() || !server.WaitUntilListening(kHealthzTimeout)) {
     std::fprintf(stderr, "%s: the server did not start: %s\n", name.c_str(),
                  server.error().c_str());
@@ -599,16 +602,8 @@ struct TailedLoad {
 // One _bulk load into a fresh server with a live tail per query open.
 TailedLoad LoadWithTails(const ServerRun& run, const std::string& binary, const std::string& name,
                          const std::vector<std::string>& queries) {
-  testing::TestServerOptions options;
-  options.data_dir = (fs::path(run.work.path()) / (name + "-data")).string();
-  options.binary = binary;
-  options.threads = run.flags.server_threads;
-  options.compress_after.clear();  // the binary's default, as deployed
-  options.log_path = (fs::path(run.work.path()) / ("server-" + name + ".log")).string();
-  options.extra_args = {"--beats-listen", ""};
-  options.extra_args.insert(options.extra_args.end(), run.flags.server_args.begin(),
-                            run.flags.server_args.end());
-  TestServer server(std::move(options));
+  TestServer server(
+      BenchServer(run, binary, name + "-data", "server-" + name + ".log", {"--beats-listen", ""}));
   TailedLoad out;
   if (!server.Spawn() || !server.WaitUntilListening(kHealthzTimeout)) {
     std::fprintf(stderr, "%s: the server did not start: %s\n", name.c_str(),
@@ -686,15 +681,7 @@ void ReportOwnPeakRss() {
 // Phases 4 to 10. Returns the exit code.
 int ServerPhases(const ServerRun& run, const std::string& binary) {
   const fs::path data_dir = fs::path(run.work.path()) / "data";
-  testing::TestServerOptions options;
-  options.data_dir = data_dir.string();
-  options.binary = binary;
-  options.threads = run.flags.server_threads;
-  options.compress_after.clear();  // the binary's default, as deployed
-  options.log_path = (fs::path(run.work.path()) / "server.log").string();
-  options.extra_args.insert(options.extra_args.end(), run.flags.server_args.begin(),
-                            run.flags.server_args.end());
-  TestServer server(std::move(options));
+  TestServer server(BenchServer(run, binary, "data", "server.log"));
   auto start = Clock::now();
   if (!server.Spawn()) return CannotRun("server", Status::IoError(server.error()));
   PrintMetric("server.pid", server.pid(), "");
