@@ -570,22 +570,24 @@ Status RunScan(PartitionReader& reader, const std::string& sql, const CompiledQu
 
 Result<ScanPage> SqliteStore::Scan(const ScanRequest& req) {
   if (req.query == nullptr) return Status::InvalidArgument("no query");
-  auto compiled = CompileFtsQuery(*req.query);
-  if (!compiled.ok()) return compiled.status();
+  if (auto checked = CompileFtsQuery(*req.query); !checked.ok()) return checked.status();
+  CompiledByDay compiled(*req.query, req.deadline);
   const EventKey lo = std::max(req.lo, FirstKeyAt(kMinEventTime));
   const EventKey hi = std::min(req.hi, FirstKeyAt(kMaxEventTime) - 1);
   ScanPage page;
   if (lo > hi || req.limit == 0) return page;
   std::vector<std::int64_t> days = partitions_.DaysOverlapping(KeyTime(lo), KeyTime(hi) + 1);
   if (req.ascending) std::reverse(days.begin(), days.end());
-  const std::string sql = ScanSql(*compiled, req.ascending);
   Lease lease = LeaseReaders();
   std::size_t bytes = 0;
   for (std::int64_t day : days) {
     if (page.more) break;
     auto reader = lease->For(day);
     if (!reader.ok()) return reader.status();
-    if (auto s = RunScan(**reader, sql, *compiled, req, lo, hi, page, bytes); !s.ok()) return s;
+    auto q = compiled.For(day, **reader);
+    if (!q.ok()) return q.status();
+    const std::string sql = ScanSql(**q, req.ascending);
+    if (auto s = RunScan(**reader, sql, **q, req, lo, hi, page, bytes); !s.ok()) return s;
   }
   return page;
 }
@@ -700,15 +702,18 @@ constexpr const char* kHistogramColumns = "e.level, e.idx, dc_source(e.source)";
 // Histogram of events read row by row (the level column, or documents).
 // Sets `overflow` when discovering keys ran past the limit.
 Status ScanHistogram(const ReaderFor& reader_for, const std::vector<std::int64_t>& days,
-                     const CompiledQuery& q, EventKey lo, EventKey hi, const HistogramSpec& spec,
+                     CompiledByDay& compiled, EventKey lo, EventKey hi, const HistogramSpec& spec,
                      Clock::time_point deadline, HistogramAccumulator& acc, bool& overflow) {
   HistogramRowReader rows(spec);
   const bool need_events = !spec.split_field.empty() || !spec.value_field.empty();
-  const std::string sql = RowsSql(q, need_events ? kHistogramColumns : "''", need_events, false);
   for (std::int64_t day : days) {
     auto reader = reader_for(day);
     if (!reader.ok()) return reader.status();
-    auto s = ForEachRow(**reader, sql, q, lo, hi, deadline, [&](const Stmt& row) {
+    auto q = compiled.For(day, **reader);
+    if (!q.ok()) return q.status();
+    const std::string sql =
+        RowsSql(**q, need_events ? kHistogramColumns : "''", need_events, false);
+    auto s = ForEachRow(**reader, sql, **q, lo, hi, deadline, [&](const Stmt& row) {
       if (need_events && !rows.Read(row)) return true;
       overflow = !acc.Add(KeyTime(row.Int(0)), rows.values(), rows.numbers());
       return !overflow;
@@ -793,7 +798,7 @@ Status LevelCountsHistogram(const ReaderFor& reader_for, const std::vector<std::
 // their values: at most kKeySampleValues distinct ones are counted).
 Result<std::vector<std::string>> SampleSplitKeys(const ReaderFor& reader_for,
                                                  const std::vector<std::int64_t>& days,
-                                                 const CompiledQuery& q, EventKey lo, EventKey hi,
+                                                 CompiledByDay& compiled, EventKey lo, EventKey hi,
                                                  const HistogramSpec& spec,
                                                  Clock::time_point deadline, bool& complete) {
   HistogramSpec split_only = spec;
@@ -803,11 +808,13 @@ Result<std::vector<std::string>> SampleSplitKeys(const ReaderFor& reader_for,
   std::size_t read = 0;
   bool dropped = false;
   complete = true;
-  const std::string sql = RowsSql(q, kHistogramColumns, true, true);
   for (std::int64_t day : days) {
     auto reader = reader_for(day);
     if (!reader.ok()) return reader.status();
-    auto s = ForEachRow(**reader, sql, q, lo, hi, deadline, [&](const Stmt& row) {
+    auto q = compiled.For(day, **reader);
+    if (!q.ok()) return q.status();
+    const std::string sql = RowsSql(**q, kHistogramColumns, true, true);
+    auto s = ForEachRow(**reader, sql, **q, lo, hi, deadline, [&](const Stmt& row) {
       if (read == kKeySampleEvents) {
         complete = false;
         return false;
@@ -855,13 +862,16 @@ Result<HistogramTable> SqliteStore::Histogram(const SearchRequest& req, const Hi
         fmt::format("the range holds {} buckets of {} ms; at most {} are allowed", buckets,
                     spec.interval, kMaxHistogramBuckets));
   }
-  auto compiled = CompileFtsQuery(*req.query);
-  if (!compiled.ok()) return compiled.status();
+  // Compiled without a vocabulary: whether it matches everything does not
+  // depend on one, and errors that do not depend on a partition surface.
+  auto checked = CompileFtsQuery(*req.query);
+  if (!checked.ok()) return checked.status();
+  CompiledByDay compiled(*req.query, req.deadline);
   Lease lease = LeaseReaders();
   const ReaderFor reader_for = [&](std::int64_t day) { return lease->For(day); };
   const std::vector<std::int64_t> days = partitions_.DaysOverlapping(from, to);
   const EventKey lo = FirstKeyAt(from), hi = FirstKeyAt(to) - 1;
-  const bool match_all = !compiled->fts && compiled->where == "1";
+  const bool match_all = !checked->fts && checked->where == "1";
   const bool no_split = spec.split_field.empty();
   const bool by_level = spec.split_field == kLevelSplit;
   // The level counts answer histograms of all events by level (or by
@@ -879,7 +889,7 @@ Result<HistogramTable> SqliteStore::Histogram(const SearchRequest& req, const Hi
     HistogramAccumulator acc(from, to, spec, std::move(keys));
     Status s = counts_unit > 0 ? LevelCountsHistogram(reader_for, days, from, to, counts_unit,
                                                       by_level, req.deadline, acc, overflow)
-                               : ScanHistogram(reader_for, days, *compiled, lo, hi, spec,
+                               : ScanHistogram(reader_for, days, compiled, lo, hi, spec,
                                                req.deadline, acc, overflow);
     if (!s.ok()) return s;
     return acc;
@@ -892,7 +902,7 @@ Result<HistogramTable> SqliteStore::Histogram(const SearchRequest& req, const Hi
   if (!overflow) return acc->Finish(false);
   // Too many distinct values to track: choose the keys from a sample.
   bool complete = true;
-  auto keys = SampleSplitKeys(reader_for, days, *compiled, lo, hi, spec, req.deadline, complete);
+  auto keys = SampleSplitKeys(reader_for, days, compiled, lo, hi, spec, req.deadline, complete);
   if (!keys.ok()) return keys.status();
   auto with_keys = run(std::move(*keys), overflow);
   if (!with_keys.ok()) return with_keys.status();
@@ -902,13 +912,12 @@ Result<HistogramTable> SqliteStore::Histogram(const SearchRequest& req, const Hi
 Result<FieldsSummary> SqliteStore::SummarizeFields(const SearchRequest& req,
                                                    const FieldsSpec& spec) {
   if (req.query == nullptr) return Status::InvalidArgument("no query");
-  auto compiled = CompileFtsQuery(*req.query);
-  if (!compiled.ok()) return compiled.status();
+  if (auto checked = CompileFtsQuery(*req.query); !checked.ok()) return checked.status();
+  CompiledByDay compiled(*req.query, req.deadline);
   const TimeMs from = std::max(req.from, kMinEventTime), to = std::min(req.to, kMaxEventTime);
   FieldStatsCollector collector;
   if (from >= to) return collector.Finish(spec.top, true);
   Lease lease = LeaseReaders();
-  const std::string sql = RowsSql(*compiled, "e.idx, dc_source(e.source)", true, true);
   DocumentReader doc_reader;
   DocumentView view;
   std::size_t read = 0;
@@ -916,8 +925,11 @@ Result<FieldsSummary> SqliteStore::SummarizeFields(const SearchRequest& req,
   for (std::int64_t day : partitions_.DaysOverlapping(from, to)) {
     auto reader = lease->For(day);
     if (!reader.ok()) return reader.status();
-    auto s = ForEachRow(**reader, sql, *compiled, FirstKeyAt(from), FirstKeyAt(to) - 1,
-                        req.deadline, [&](const Stmt& row) {
+    auto q = compiled.For(day, **reader);
+    if (!q.ok()) return q.status();
+    const std::string sql = RowsSql(**q, "e.idx, dc_source(e.source)", true, true);
+    auto s = ForEachRow(**reader, sql, **q, FirstKeyAt(from), FirstKeyAt(to) - 1, req.deadline,
+                        [&](const Stmt& row) {
                           if (read == spec.max_events) {
                             complete = false;
                             return false;
@@ -943,8 +955,8 @@ Result<Neighbors> SqliteStore::FindNeighbors(const SearchRequest& req, const Nei
     return Status::NotFound("no such event");
   }
   const query::Node scoped = ScopeQuery(*req.query, spec.scope);
-  auto compiled = CompileFtsQuery(scoped);
-  if (!compiled.ok()) return compiled.status();
+  if (auto checked = CompileFtsQuery(scoped); !checked.ok()) return checked.status();
+  CompiledByDay compiled(scoped, req.deadline);
   Lease lease = LeaseReaders();
   {
     auto reader = lease->For(anchor_day);
@@ -969,13 +981,15 @@ Result<Neighbors> SqliteStore::FindNeighbors(const SearchRequest& req, const Nei
     if (!older) std::reverse(days.begin(), days.end());
     const EventKey lo = older ? FirstKeyAt(from) : spec.anchor + 1;
     const EventKey hi = older ? spec.anchor - 1 : FirstKeyAt(to) - 1;
-    const std::string sql = RowsSql(*compiled, kEventColumns, true, older);
     std::size_t examined = 0;
     bool stop = false;
     for (std::int64_t day : days) {
       auto reader = lease->For(day);
       if (!reader.ok()) return reader.status();
-      auto s = ForEachRow(**reader, sql, *compiled, lo, hi, req.deadline, [&](const Stmt& row) {
+      auto q = compiled.For(day, **reader);
+      if (!q.ok()) return q.status();
+      const std::string sql = RowsSql(**q, kEventColumns, true, older);
+      auto s = ForEachRow(**reader, sql, **q, lo, hi, req.deadline, [&](const Stmt& row) {
         if (examined == spec.max_examined) {  // there may be more; we stop looking
           more = stop = true;
           return false;

@@ -197,6 +197,77 @@ TEST_F(SqliteStoreExplorationTest, SplitWithManyValuesChoosesKeysFromASample) {
   EXPECT_EQ(b.missing.count, 0u);
 }
 
+// Wildcard and fuzzy terms expand against each partition's own vocabulary,
+// in every kind of query, not only in searches: day one knows "a1", day two
+// "a2", and both must be found.
+TEST_F(SqliteStoreExplorationTest, WildcardAndFuzzyTermsExpandPerPartitionEverywhere) {
+  const TimeMs day1 = kExplorationT0, day2 = kExplorationT0 + kMsPerDay;
+  MustAppend(
+      {Ev(day1 + 1, "INFO", R"("host":"gpu-a1")"), Ev(day1 + 2, "INFO", R"("host":"gpu-b1")"),
+       Ev(day1 + 3, "INFO", R"("host":"cpu-a1")"), Ev(day2 + 1, "INFO", R"("host":"cpu-a2")"),
+       Ev(day2 + 2, "INFO", R"("host":"gpu-a2")")});
+  auto leaf = [](query::NodeKind kind, std::string text, unsigned distance) {
+    query::Term t;
+    t.field = "host";
+    t.text = std::move(text);
+    t.distance = distance;
+    return query::Node::MakeLeaf(kind, std::move(t), 0);
+  };
+  struct Case {
+    query::Node q;
+    std::vector<std::string> hosts;  // newest first
+  };
+  const Case cases[] = {{leaf(query::NodeKind::kWildcard, "g?u-a*", 0), {"gpu-a2", "gpu-a1"}},
+                        {leaf(query::NodeKind::kFuzzy, "gpo", 1), {"gpu-a2", "gpu-b1", "gpu-a1"}}};
+  const TimeMs from = day1, to = day2 + kMsPerDay / 2;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(query::DebugString(c.q));
+    SearchRequest req;
+    req.query = &c.q;
+    req.from = from;
+    req.to = to;
+    // Scan (export, metric series).
+    ScanRequest scan;
+    scan.query = &c.q;
+    auto page = store_->Scan(scan);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    std::vector<std::string> scanned;
+    DocumentReader reader;
+    DocumentView view;
+    for (const StoredEvent& ev : page->events) {
+      ASSERT_TRUE(reader.ReadUnpadded(ev.source, view).ok());
+      for (const Field& f : view.fields) {
+        if (f.name == "host") scanned.push_back(f.text);
+      }
+    }
+    EXPECT_EQ(scanned, c.hosts);
+    // A histogram split by the field.
+    HistogramSpec spec;
+    spec.interval = 2 * kMsPerDay;
+    spec.split_field = "host";
+    auto h = Histogram(c.q, from, to, spec);
+    ASSERT_TRUE(h.ok()) << h.status().ToString();
+    std::vector<std::string> keys = h->keys, want = c.hosts;
+    std::sort(keys.begin(), keys.end());
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(keys, want);
+    ASSERT_FALSE(h->buckets.empty());
+    std::uint64_t total = 0;
+    for (const auto& b : h->buckets) total += b.total.count;
+    EXPECT_EQ(total, c.hosts.size());
+    // Field statistics.
+    auto fields = store_->SummarizeFields(req, FieldsSpec{});
+    ASSERT_TRUE(fields.ok()) << fields.status().ToString();
+    EXPECT_EQ(fields->events_read, c.hosts.size());
+    // Neighbours of the newest match: every other match, across the day.
+    NeighborsSpec around;
+    around.anchor = page->events.empty() ? 0 : page->events.front().key;
+    auto n = store_->FindNeighbors(req, around);
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    EXPECT_EQ(n->before.size(), c.hosts.size() - 1);
+  }
+}
+
 TEST_F(SqliteStoreExplorationTest, HistogramRefusesTooManyBuckets) {
   HistogramSpec spec;
   spec.interval = 1;
