@@ -12,6 +12,7 @@
 
 #include "api/date_math.h"
 #include "storage/ascii.h"
+#include "storage/attrs_codec.h"
 #include "storage/text_tokenizer.h"
 
 namespace dashcam::api {
@@ -373,7 +374,8 @@ bool QueryLexer::FinishWord(Word word, std::string field, std::size_t start, std
     if (term.field == query::kTimestampField || term.field == query::kIdField) {
       return Fail(word.tilde, "fuzzy (~) is not supported on " + term.field);
     }
-    if (CountTokens(word.text) != 1) {
+    // A keyword field's fuzzy term is its whole value (query_ast.h).
+    if (storage::IsKeywordField(term.field) ? word.text.empty() : CountTokens(word.text) != 1) {
       return Fail(start, "fuzzy (~) takes a single word (letters and digits only)");
     }
     term.text = std::move(word.text);

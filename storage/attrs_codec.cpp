@@ -25,6 +25,10 @@ bool IsIndexedField(std::string_view name) {
   return !name.starts_with("train.");
 }
 
+bool IsKeywordField(std::string_view name) {
+  return name == kKeywordFields;
+}
+
 void EncodeAttrs(const std::vector<Field>& fields, std::string_view index, std::string& out) {
   out.push_back(kAttrsMarker);
   bool first = true;
@@ -39,7 +43,8 @@ void EncodeAttrs(const std::vector<Field>& fields, std::string_view index, std::
   for (const Field& f : fields) {
     if (!IsIndexedField(f.name)) continue;
     sep();
-    AppendRecord(out, f.name, f.type == Field::Type::kNumber ? 'n' : 's', f.text);
+    const char type = f.type == Field::Type::kNumber ? 'n' : IsKeywordField(f.name) ? 'k' : 's';
+    AppendRecord(out, f.name, type, f.text);
   }
 }
 
@@ -77,6 +82,26 @@ std::string FieldTermPrefix(std::string_view field) {
   AppendSanitized(out, field, '_');
   out.push_back(kNameSeparator);
   return out;
+}
+
+std::string KeywordTermPrefix(std::string_view field) {
+  std::string out = FieldTermPrefix(field);
+  out.push_back(kKeywordMark);
+  return out;
+}
+
+std::string KeywordTerm(std::string_view field, std::string_view value) {
+  std::string out = KeywordTermPrefix(field);
+  AppendSanitized(out, CutUtf8(value, kMaxKeywordBytes), ' ');
+  return out;
+}
+
+std::string_view CutUtf8(std::string_view s, std::size_t max) {
+  if (s.size() <= max) return s;
+  std::size_t n = max;
+  // Back over continuation bytes (10xxxxxx) to the start of a sequence.
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n);
 }
 
 std::string CanonicalInteger(std::int64_t v) {

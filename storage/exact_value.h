@@ -1,8 +1,9 @@
 // ExactValueQuery: a query matching the events whose `field` has a string
-// value equal to `value` byte for byte. A field term (query_ast.h) matches
-// token sequences, so `run.id:r-42` would also match "r-42-b"; this is an
-// anchored regex instead, which the FTS prefilter (regex_prefilter.h) still
-// narrows by the value's tokens.
+// value equal to `value` byte for byte. On a keyword field (attrs_codec.h)
+// that is a term. Elsewhere a term (query_ast.h) matches token sequences,
+// so `host.name:gpu-1` would also match "gpu-1-b"; there it is an anchored
+// regex instead, which the FTS prefilter (regex_prefilter.h) still narrows
+// by the value's tokens.
 //
 // Thread-safety: a pure function.
 #pragma once

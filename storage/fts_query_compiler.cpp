@@ -9,10 +9,13 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
 #include <limits>
+#include <memory>
 #include <unordered_map>
 
 #include <fmt/format.h>
+#include <re2/re2.h>
 
 #include "storage/attrs_codec.h"
 #include "storage/partition.h"
@@ -38,6 +41,15 @@ std::string MessagePrefix(std::string phrase) {
   return "message : " + phrase + " *";
 }
 
+// `e` (a field term's string form), or also the number the term's text
+// spells, when it spells one.
+std::string OrNumber(const query::Term& t, std::string e) {
+  if (t.prefix) return e;
+  auto number = CanonicalNumberText(t.text);
+  if (!number) return e;
+  return "(" + e + " OR " + QuoteFtsString(EncodeFieldNumber(t.field, *number)) + ")";
+}
+
 std::string TermExpression(const query::Term& t) {
   if (query::IsMessageField(t.field)) {
     std::string e = QuoteFtsString(EncodeMessagePhrase(t.text));
@@ -45,11 +57,12 @@ std::string TermExpression(const query::Term& t) {
   }
   std::string e = QuoteFtsString(EncodeFieldPhrase(t.field, t.text));
   if (t.prefix) return e + " *";
-  auto number = CanonicalNumberText(t.text);
-  if (!number) return e;
-  std::string n = QuoteFtsString(EncodeFieldNumber(t.field, *number));
-  if (!TextTokenizer::HasTokens(t.text)) return n;
-  return "(" + e + " OR " + n + ")";
+  if (!TextTokenizer::HasTokens(t.text)) {
+    if (auto number = CanonicalNumberText(t.text))
+      return QuoteFtsString(EncodeFieldNumber(t.field, *number));
+    return e;
+  }
+  return OrNumber(t, std::move(e));
 }
 
 // Words of a proximity phrase, each a message phrase (query_ast.h, kNear).
@@ -144,11 +157,18 @@ class Compiler {
   Result<Fts> Exact(const Node& n);
   Result<Fts> ExactUncached(const Node& n);
   Result<Fts> Candidates(const Node& n);
+  Result<Fts> KeywordExact(const Node& n) {
+    auto plan = Plan(n);
+    if (!plan.ok()) return plan.status();
+    return (*plan)->exact;
+  }
   Result<std::string> Condition(const Node& n, bool candidates_driven);
   Result<std::string> LeafCondition(const Node& n, bool candidates_driven);
   Result<const LeafPlan*> Plan(const Node& n);
   Result<LeafPlan> PlanWildcard(const Node& n);
   Result<LeafPlan> PlanFuzzy(const Node& n);
+  Result<LeafPlan> PlanKeyword(const Node& n);
+  Result<LeafPlan> PlanKeywordTerm(const Node& n);
   LeafPlan PlanRegex(const Node& n);
   Fts LiteralsFts(const LiteralTree& tree, const std::string& prefix);
   Result<std::vector<std::string>> Expand(const Node& n, TermRange range);
@@ -179,6 +199,15 @@ bool Unindexed(const query::Term& t) {
   return !query::IsMessageField(t.field) && t.field != query::kIdField && !IsIndexedField(t.field);
 }
 
+std::size_t CodePoints(std::string_view s) {
+  return static_cast<std::size_t>(std::count_if(
+      s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+bool Keyword(const query::Term& t) {
+  return IsKeywordField(t.field);
+}
+
 // The index-term prefix of a leaf's field ("" for the message).
 std::string TermPrefix(const query::Term& t) {
   return query::IsMessageField(t.field) ? std::string() : FieldTermPrefix(t.field);
@@ -204,12 +233,16 @@ Result<Fts> Compiler::ExactUncached(const Node& n) {
   switch (n.kind) {
     case NodeKind::kTerm:
       if (n.term.field == query::kIdField || Unindexed(n.term)) return Fts();
-      return Fts(TermExpression(n.term));
+      if (!Keyword(n.term)) return Fts(TermExpression(n.term));
+      return KeywordExact(n);
     case NodeKind::kNear:
       if (!query::IsMessageField(n.term.field)) {
         return Status::InvalidArgument("proximity (\"a b\"~N) is supported on the message only");
       }
       return Fts(NearExpression(n.term));
+    case NodeKind::kRegex:
+      if (!Keyword(n.term)) return Fts();  // the row check, with candidates
+      return KeywordExact(n);
     case NodeKind::kWildcard:
     case NodeKind::kFuzzy: {
       if (Unindexed(n.term)) return Fts();
@@ -242,6 +275,10 @@ Result<Fts> Compiler::Candidates(const Node& n) {
   auto exact = Exact(n);
   if (!exact.ok() || *exact) return exact;
   switch (n.kind) {
+    case NodeKind::kTerm:
+    case NodeKind::kFuzzy:
+      if (!Keyword(n.term)) return Fts();
+      [[fallthrough]];
     case NodeKind::kWildcard:
     case NodeKind::kRegex: {
       if (Unindexed(n.term)) return Fts();
@@ -311,11 +348,10 @@ Result<std::string> Compiler::Condition(const Node& n, bool candidates_driven) {
 
 Result<std::string> Compiler::LeafCondition(const Node& n, bool candidates_driven) {
   switch (n.kind) {
-    case NodeKind::kTerm:  // only _id and unindexed fields have no FTS form
-      return Unindexed(n.term) ? RowCheck(n) : IdCondition(n.term.text);
-    case NodeKind::kRange:
-      if (n.range.field == query::kTimestampField) return RangeCondition(n.range);
-      return RowCheck(n);
+    case NodeKind::kTerm:  // _id, unindexed fields and inexact keyword terms
+      if (!Keyword(n.term)) return Unindexed(n.term) ? RowCheck(n) : IdCondition(n.term.text);
+      [[fallthrough]];
+    case NodeKind::kFuzzy:  // inexact only on keyword fields
     case NodeKind::kWildcard:
     case NodeKind::kRegex: {
       if (Unindexed(n.term)) return RowCheck(n);
@@ -325,6 +361,9 @@ Result<std::string> Compiler::LeafCondition(const Node& n, bool candidates_drive
       std::string in = InFts(*(*plan)->candidates);
       return "(" + in + " AND " + RowCheck(n) + ")";
     }
+    case NodeKind::kRange:
+      if (n.range.field == query::kTimestampField) return RangeCondition(n.range);
+      return RowCheck(n);
     default:
       return RowCheck(n);
   }
@@ -350,9 +389,10 @@ std::string Compiler::IdCondition(const std::string& id) {
 
 Result<const LeafPlan*> Compiler::Plan(const Node& n) {
   if (auto it = plans_.find(&n); it != plans_.end()) return &it->second;
-  Result<LeafPlan> plan = n.kind == NodeKind::kWildcard ? PlanWildcard(n)
-                          : n.kind == NodeKind::kFuzzy  ? PlanFuzzy(n)
-                                                        : PlanRegex(n);
+  Result<LeafPlan> plan = Keyword(n.term)                 ? PlanKeyword(n)
+                          : n.kind == NodeKind::kWildcard ? PlanWildcard(n)
+                          : n.kind == NodeKind::kFuzzy    ? PlanFuzzy(n)
+                                                          : PlanRegex(n);
   if (!plan.ok()) return plan.status();
   return &plans_.emplace(&n, std::move(*plan)).first->second;
 }
@@ -474,6 +514,88 @@ Result<LeafPlan> Compiler::PlanFuzzy(const Node& n) {
   auto terms = Expand(n, std::move(range));
   if (!terms.ok()) return terms.status();
   return LeafPlan{AnyOf(*terms), std::nullopt};
+}
+
+Result<LeafPlan> Compiler::PlanKeywordTerm(const Node& n) {
+  const query::Term& t = n.term;
+  const bool whole = t.text.size() < kWholeKeywordBytes;
+  // A value too long to be indexed whole: the terms that start like it.
+  std::string e = QuoteFtsString(EncodeRawTerm(KeywordTerm(
+      t.field, whole ? std::string_view(t.text) : CutUtf8(t.text, kWholeKeywordBytes))));
+  if (t.prefix || !whole) e += " *";
+  e = OrNumber(t, std::move(e));
+  LeafPlan plan;
+  if (options_.legacy_keywords) {
+    // Older events hold the value as text tokens, which equal values share.
+    if (TextTokenizer::HasTokens(t.text)) {
+      std::string text = QuoteFtsString(EncodeFieldPhrase(t.field, t.text));
+      plan.candidates = "(" + e + " OR " + text + (t.prefix ? " *)" : ")");
+    }
+  } else if (whole) {
+    plan.exact = std::move(e);
+  } else {
+    plan.candidates = std::move(e);
+  }
+  return plan;
+}
+
+// Wildcard, fuzzy and regex leaves on a keyword field: the values in the
+// vocabulary that match whole. A value that may have been cut is kept as a
+// candidate for the row check.
+Result<LeafPlan> Compiler::PlanKeyword(const Node& n) {
+  if (n.kind == NodeKind::kTerm) return PlanKeywordTerm(n);
+  if (options_.legacy_keywords) return LeafPlan{};  // the row check alone
+  const query::Term& t = n.term;
+  const std::string prefix = KeywordTermPrefix(t.field);
+  std::function<bool(std::string_view)> test;
+  std::function<bool(std::string_view)> may_match_cut = [](std::string_view) { return true; };
+  std::unique_ptr<RE2> re;
+  TermRange range;
+  range.first = prefix;
+  if (n.kind == NodeKind::kWildcard) {
+    const std::string_view literal =
+        std::string_view(t.text).substr(0, std::min(t.text.find_first_of("*?"), t.text.size()));
+    range.first = KeywordTerm(t.field, CutUtf8(literal, kWholeKeywordBytes));
+    test = [&t](std::string_view v) { return MatchTokenPattern(t.text, v); };
+  } else if (n.kind == NodeKind::kFuzzy) {
+    const unsigned max = std::min(t.distance, 2u);
+    test = [&t, max](std::string_view v) { return BoundedEditDistance(v, t.text, max) <= max; };
+    // A cut value has at least this many code points: too many to be near.
+    may_match_cut = [&t, max](std::string_view v) {
+      return CodePoints(v) <= CodePoints(t.text) + max;
+    };
+  } else {
+    RE2::Options options;
+    options.set_log_errors(false);
+    re = std::make_unique<RE2>(t.text, options);
+    if (!re->ok()) return LeafPlan{NeverMatchingFts(), std::nullopt};  // as the row check
+    test = [&re](std::string_view v) { return RE2::PartialMatch(v, *re); };
+  }
+  range.limit = PrefixLimit(range.first);
+  bool cut = false;
+  range.accept = [&](std::string_view term) {
+    if (!term.starts_with(prefix)) return false;
+    const std::string_view value = term.substr(prefix.size());
+    if (value.size() < kWholeKeywordBytes) return test(value);
+    if (!may_match_cut(value)) return false;
+    cut = true;
+    return true;
+  };
+  std::vector<std::string> terms;
+  if (n.kind == NodeKind::kRegex) {
+    // No limit to refuse at: past it, the row check reads the range.
+    auto listed = terms_ ? terms_->Terms(range, options_.max_expansions)
+                         : Result<std::vector<std::string>>(std::vector<std::string>());
+    if (!listed.ok()) return listed.status();
+    if (listed->size() > options_.max_expansions) return LeafPlan{};
+    terms = std::move(*listed);
+  } else {
+    auto expanded = Expand(n, range);
+    if (!expanded.ok()) return expanded.status();
+    terms = std::move(*expanded);
+  }
+  if (cut) return LeafPlan{std::nullopt, AnyOf(terms)};
+  return LeafPlan{AnyOf(terms), std::nullopt};
 }
 
 LeafPlan Compiler::PlanRegex(const Node& n) {

@@ -19,6 +19,15 @@
 //                         range is checked.
 //   Range on @timestamp   SQL on the event key.
 //   other Range, Exists   the row check.
+//   Keyword fields        (attrs_codec.h) a Term is the value's one index
+//                         term (a prefix Term: a prefix of it), exactly;
+//                         Wildcard, Fuzzy and Regex expand against the
+//                         vocabulary to an OR of those terms, exactly. Values
+//                         too long to be indexed whole add the row check.
+//                         In a partition that may hold them indexed as text
+//                         (CompileOptions::legacy_keywords), a Term's
+//                         candidates are either form and the row check
+//                         decides; other leaves are row checks.
 // The row check is dc_match(e.source, e.idx, node) (row_predicate.h).
 //
 // No text of the query is spliced into SQL: every FTS5 expression is a bound
@@ -60,6 +69,10 @@ struct CompileOptions {
   // Most index terms one wildcard position or fuzzy term may expand to in a
   // partition. Default: 1024 (Lucene's classic clause limit).
   std::size_t max_expansions = 1024;
+  // The partition was written before the keyword fields of this version
+  // (its meta lists others, partition.h): some of their values may be
+  // indexed as text tokens.
+  bool legacy_keywords = false;
 };
 
 // Errors: InvalidArgument for malformed @timestamp range bounds and for

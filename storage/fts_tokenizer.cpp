@@ -59,6 +59,11 @@ bool TokenizeRecord(std::string_view rec, std::size_t base, std::string_view pre
   buf.assign(name);
   buf.push_back(kNameSeparator);
   const std::size_t prefix_len = buf.size();
+  if (type == 'k') {  // one term; no phrase can span two of an array's values
+    buf.push_back(kKeywordMark);
+    buf.append(CutUtf8(value, kMaxKeywordBytes));
+    return out.EmitExpandable(buf, value_base, value_base + value.size());
+  }
   if (name == prev_name) {
     buf.push_back(kArraySeparator);
     if (!out.Emit(buf, base, base)) return false;

@@ -116,6 +116,11 @@ Status InitPartitionSchema(Db& db, std::int64_t day) {
   // event, and every day file is upgraded at the first start after an update.
   if (*version == 0) {
     s = db.Exec(kSchemaSql);
+    // Only a new file indexes every keyword field's value as a keyword.
+    if (s.ok()) {
+      s = db.Exec(fmt::format("INSERT OR REPLACE INTO meta VALUES('{}','{}')", kKeywordFieldsMeta,
+                              kKeywordFields));
+    }
   } else if (*version < 2) {
     // Older partitions lack the vocabulary; build it from the index.
     s = db.Exec(kVocabularySchemaSql);
@@ -490,6 +495,11 @@ Result<std::unique_ptr<PartitionReader>> PartitionReader::Open(const std::string
   if (auto s = RegisterSourceFunction(r->db_.get()); !s.ok()) return s;
   sqlite3_busy_timeout(r->db_.get(), 5000);
   if (auto s = r->db_.Exec(fmt::format("PRAGMA cache_size=-{}", cache_kib)); !s.ok()) return s;
+  // Unknown (no meta yet) reads as legacy: slower queries, never wrong ones.
+  auto keywords =
+      r->db_.Prepare(fmt::format("SELECT value FROM meta WHERE key = '{}'", kKeywordFieldsMeta));
+  r->legacy_keywords_ = !keywords.ok() || keywords->Step() != SQLITE_ROW ||
+                        keywords->Text(0) != std::string_view(kKeywordFields);
   return r;
 }
 

@@ -6,7 +6,7 @@
 // so "newest first" is a reverse walk of the rowid B-tree or FTS5 doclist, a
 // time range is a rowid range, and the key alone names the partition.
 //
-// Schema (user_version 5; older files are upgraded when opened for writing,
+// Schema (user_version 6; older files are upgraded when opened for writing,
 // which SqliteStore::Open does for every partition: `vocab` is built from the
 // FTS index, the level counts from the events table, and `groups` and `dicts`
 // start empty since older events have no group and are not compressed):
@@ -19,7 +19,11 @@
 //   replaced(key INTEGER PRIMARY KEY): keys whose events row was replaced by a
 //       newer event with the same doc_id; their FTS entries are stale and are
 //       excluded from counts. Keys are never reused.
-//   meta(key TEXT PRIMARY KEY, value TEXT): "day" = YYYY-MM-DD.
+//   meta(key TEXT PRIMARY KEY, value TEXT): "day" = YYYY-MM-DD;
+//       "keyword_fields" = attrs_codec.h's kKeywordFields when the file was
+//       created (since user_version 6; absent in older files): the fields
+//       every event of the file has indexed as keywords. A file upgraded
+//       from an older version may index them as text for its older events.
 //   vocab(term TEXT PRIMARY KEY) WITHOUT ROWID: every index term wildcard
 //       and fuzzy queries expand to (vocabulary.h), filled as events are
 //       written, in the same transaction.
@@ -73,7 +77,8 @@ inline constexpr TimeMs KeyTime(EventKey k) {
 }
 
 // The user_version of the schema above.
-inline constexpr int kPartitionSchemaVersion = 5;
+inline constexpr int kPartitionSchemaVersion = 6;
+inline constexpr const char* kKeywordFieldsMeta = "keyword_fields";
 
 enum class SyncMode { kNormal, kFull };
 
@@ -166,10 +171,13 @@ class PartitionReader {
   // bindings cleared). Valid until the reader is destroyed.
   Result<Stmt*> Statement(const std::string& sql);
   sqlite3* db() const { return db_.get(); }
+  // True when some events may index keyword fields as text (see meta).
+  bool legacy_keywords() const { return legacy_keywords_; }
 
  private:
   PartitionReader() = default;
   Db db_;
+  bool legacy_keywords_ = false;
   std::unordered_map<std::string, Stmt> cache_;
 };
 

@@ -123,9 +123,15 @@ bool ContainsTokens(const std::vector<std::string>& tokens, const std::vector<st
 bool TermMatches(const query::Term& t, const EventView& ev) {
   if (t.field == query::kIdField) return ev.id == t.text;
   const Values values = ValuesOf(t.field, ev);
-  const std::vector<std::string> want = TextTokenizer::TokenizeToVector(t.text);
-  for (std::string_view s : values.strings) {
-    if (ContainsTokens(TextTokenizer::TokenizeToVector(s), want, t.prefix)) return true;
+  if (IsKeywordField(t.field)) {
+    for (std::string_view s : values.strings) {
+      if (t.prefix ? s.starts_with(t.text) : s == t.text) return true;
+    }
+  } else {
+    const std::vector<std::string> want = TextTokenizer::TokenizeToVector(t.text);
+    for (std::string_view s : values.strings) {
+      if (ContainsTokens(TextTokenizer::TokenizeToVector(s), want, t.prefix)) return true;
+    }
   }
   if (t.prefix || query::IsMessageField(t.field)) return false;
   const auto canonical = CanonicalNumberText(t.text);
@@ -177,9 +183,15 @@ bool NearMatches(const query::Term& t, const EventView& ev) {
 }
 
 bool FuzzyMatches(const query::Term& t, const EventView& ev) {
+  const unsigned max = std::min(t.distance, 2u);
+  if (IsKeywordField(t.field)) {
+    for (std::string_view s : ValuesOf(t.field, ev).strings) {
+      if (BoundedEditDistance(s, t.text, max) <= max) return true;
+    }
+    return false;
+  }
   const std::vector<std::string> word = TextTokenizer::TokenizeToVector(t.text);
   if (word.size() != 1) return false;
-  const unsigned max = std::min(t.distance, 2u);
   for (std::string_view s : ValuesOf(t.field, ev).strings) {
     for (const std::string& token : TextTokenizer::TokenizeToVector(s)) {
       if (BoundedEditDistance(token, word.front(), max) <= max) return true;
@@ -190,8 +202,12 @@ bool FuzzyMatches(const query::Term& t, const EventView& ev) {
 
 bool WildcardMatches(const query::Term& t, const std::vector<PatternPosition>& positions,
                      const EventView& ev) {
+  const bool keyword = IsKeywordField(t.field);
   for (std::string_view s : ValuesOf(t.field, ev).strings) {
-    if (ContainsPattern(TextTokenizer::TokenizeToVector(s), positions)) return true;
+    if (keyword ? MatchTokenPattern(t.text, s)
+                : ContainsPattern(TextTokenizer::TokenizeToVector(s), positions)) {
+      return true;
+    }
   }
   return false;
 }

@@ -185,7 +185,9 @@ Result<CompiledQuery> CompileFor(PartitionReader& reader, const query::Node& roo
                                  Clock::time_point deadline) {
   DeadlineGuard guard(reader.db(), deadline);
   PartitionTerms terms(reader);
-  return CompileFtsQuery(root, &terms);
+  CompileOptions options;
+  options.legacy_keywords = reader.legacy_keywords();
+  return CompileFtsQuery(root, &terms, options);
 }
 
 // Compiled queries of one request, by partition day.

@@ -591,13 +591,18 @@ struct QueryGenerator::Impl {
       n.explicit_field = !n.field.empty();
       n.text = pattern;
     }
+    n.value_text = RegexLiteral(n.text);
+    return n;
+  }
+
+  // `/pattern/` with each `/` escaped.
+  static std::string RegexLiteral(std::string_view pattern) {
     std::string body;
-    for (char c : n.text) {
+    for (char c : pattern) {
       if (c == '/') body.push_back('\\');
       body.push_back(c);
     }
-    n.value_text = "/" + body + "/";
-    return n;
+    return "/" + body + "/";
   }
 
   // ---- Ranges ----
@@ -887,6 +892,59 @@ struct QueryGenerator::Impl {
     return n;
   }
 
+  // A leaf on the keyword field run.id, from one of its values: the whole
+  // value (maybe in another case), a prefix, a wildcard pattern, a fuzzy
+  // form or an anchored regex.
+  std::optional<RefNode> KeywordLeaf() {
+    const auto& list = values["run.id"];
+    const RefValue& v = *list[rng.Index(list.size())];
+    if (v.type != RefValue::Type::kString || v.text.empty()) return FieldTerm("run.id");
+    const std::vector<std::size_t> cp = CodePointOffsets(v.text);
+    const std::size_t chars = cp.size() - 1;
+    const std::size_t cut = cp[1 + rng.Index(chars)];  // 1..all code points
+    RefNode n = MakeLeaf(RefKind::kTerm, "run.id");
+    switch (rng.Below(5)) {
+      case 0:  // the value, sometimes in another case
+        n.text = rng.Chance(25) ? MangleCase(v.text) : v.text;
+        n.value_text = rng.Chance(50) ? Quote(n.text) : EscapeWord(n.text);
+        break;
+      case 1:  // a prefix
+        n.text = v.text.substr(0, cut);
+        n.prefix = true;
+        n.value_text = Quote(n.text) + "*";
+        break;
+      case 2: {  // one code point replaced by `?`; the rest, or the start, by `*`
+        n.kind = RefKind::kWildcard;
+        const std::size_t at = rng.Index(chars);
+        const int form = rng.Below(3);
+        n.text = form == 0   ? v.text.substr(0, cp[at]) + "?" + v.text.substr(cp[at + 1])
+                 : form == 1 ? v.text.substr(0, cut) + "*"
+                             : "*" + v.text.substr(cp[at]);
+        n.value_text = EscapeWord(n.text, "*?");
+        PrefixIfTrailingStar(n);
+        break;
+      }
+      case 3: {  // one ASCII edit away
+        n.kind = RefKind::kFuzzy;
+        n.text = v.text;
+        const std::size_t at = rng.Index(n.text.size());
+        if (static_cast<unsigned char>(n.text[at]) < 0x80) n.text[at] = "xyz4"[rng.Below(4)];
+        n.distance = 1 + rng.Below(2);
+        n.value_text = EscapeWord(n.text) + "~" + std::to_string(n.distance);
+        break;
+      }
+      default: {
+        n.kind = RefKind::kRegex;
+        // QuoteMeta's `\/` as a plain `/`, as in Regex().
+        std::string quoted = RE2::QuoteMeta(v.text.substr(0, cut));
+        RE2::GlobalReplace(&quoted, R"(\\/)", "/");
+        n.text = "^" + quoted + (rng.Chance(50) ? "$" : "");
+        n.value_text = RegexLiteral(n.text);
+      }
+    }
+    return n;
+  }
+
   RefNode IdLeaf() {
     RefNode n = MakeLeaf(RefKind::kTerm, "_id");
     n.text = rng.Chance(90) ? RandomEvent().id : "no-such-id";
@@ -916,6 +974,7 @@ struct QueryGenerator::Impl {
         {2, features.near, 10},
         {2, features.index_field, 11},
         {1, features.id_field, 12},
+        {5, features.keyword_fields && !values["run.id"].empty(), 13},
     };
     int total = 0;
     for (const Choice& c : choices) total += c.enabled ? c.weight : 0;
@@ -954,8 +1013,10 @@ struct QueryGenerator::Impl {
         return Near();
       case 11:
         return IndexLeaf();
-      default:
+      case 12:
         return IdLeaf();
+      default:
+        return KeywordLeaf();
     }
   }
 

@@ -42,6 +42,7 @@ struct QueryFeatures {
   bool index_field = false;          // _index:...
   bool id_field = false;             // _id:...
   bool boosts = false;               // a^2 (no effect on hits)
+  bool keyword_fields = false;       // whole-value leaves on run.id
   // Percent of queries that may use the leaves a backend checks by reading
   // each candidate event (ranges on fields other than @timestamp, exists,
   // regexes): they cost far more than the others when nothing narrows the

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -119,6 +120,11 @@ std::optional<double> DecimalNumber(std::string_view text) {
   return d;
 }
 
+// "Keyword fields: run.id" (storage/query_ast.h).
+bool IsKeywordField(std::string_view field) {
+  return field == "run.id";
+}
+
 // ---- Matching single tokens -------------------------------------------------
 
 // `*` any run of code points, `?` exactly one; the whole token must match.
@@ -156,6 +162,27 @@ int OsaDistance(const Seq& a, const Seq& b) {
     }
   }
   return d[a.size()][b.size()];
+}
+
+// "A keyword field's string value matches whole, byte for byte: kTerm when
+// equal to `text` (prefix: when it starts with it), kWildcard when the
+// whole value matches the pattern, kFuzzy when the whole value is within N
+// edits of `text`; no case folding." Numbers as on any field.
+bool KeywordValueMatches(const RefNode& n, const RefValue& v) {
+  if (v.type == RefValue::Type::kNumber) {
+    if (n.kind != RefKind::kTerm || n.prefix) return false;
+    const std::optional<double> number = DecimalNumber(n.text);
+    return number && v.number == *number;
+  }
+  const std::string& s = v.text;
+  switch (n.kind) {
+    case RefKind::kTerm:
+      return n.prefix ? s.starts_with(n.text) : s == n.text;
+    case RefKind::kWildcard:
+      return GlobMatch(CodePoints(n.text), CodePoints(s));
+    default:
+      return OsaDistance(CodePoints(n.text), CodePoints(s)) <= std::min(n.distance, 2);
+  }
 }
 
 // Integers as integers, other numbers in shortest round-trip form.
@@ -693,6 +720,14 @@ std::vector<char> ReferenceEvaluator::Evaluate(const RefNode& n) {
   } else if (n.kind == RefKind::kTerm && field == "_id") {
     // "matches the event whose id equals `text` byte for byte".
     for (std::size_t i = 0; i < count; ++i) out[i] = d.events[i].source->id == n.text;
+  } else if (IsKeywordField(field) && (n.kind == RefKind::kTerm || n.kind == RefKind::kWildcard ||
+                                       n.kind == RefKind::kFuzzy)) {
+    auto name_it = d.name_ids.find(field);
+    if (name_it != d.name_ids.end()) {
+      for (const Data::Value* v : d.by_name[static_cast<std::size_t>(name_it->second)]) {
+        if (KeywordValueMatches(n, *v->value)) out[v->event] = 1;
+      }
+    }
   } else if (n.kind == RefKind::kExists && (field == "@timestamp" || field == "_id")) {
     out.assign(count, 1);
   } else if (n.kind == RefKind::kExists) {
@@ -872,6 +907,16 @@ std::size_t ReferenceEvaluator::MaxExpansion(const RefNode& n) {
   Data& d = *d_;
   auto name = d.name_ids.find(n.field.empty() ? "message" : n.field);
   if (name == d.name_ids.end()) return most;
+  if (IsKeywordField(n.field)) {
+    // Distinct whole values per day that the leaf matches.
+    std::map<std::int64_t, std::set<std::string>> by_day;
+    for (const Data::Value* v : d.by_name[static_cast<std::size_t>(name->second)]) {
+      if (v->value->type == RefValue::Type::kNumber || !KeywordValueMatches(n, *v->value)) continue;
+      by_day[d.events[v->event].source->ts_ms / 86'400'000].insert(*v->text);
+    }
+    for (const auto& [day, texts] : by_day) most = std::max(most, texts.size());
+    return most;
+  }
   std::vector<bool> expanded;
   std::vector<Position> pattern = TokenPattern(
       n, [&d](const std::string& t) { return d.Lookup(t); }, &expanded);

@@ -420,6 +420,58 @@ TEST(FtsQueryCompilerTest, UnindexedFieldsCheckRows) {
   EXPECT_EQ(*Compile(Term("trainer", "x")).fts, FS("trainer", "x"));
 }
 
+// run.id is a keyword field: one index term per value, matched whole.
+TEST(FtsQueryCompilerTest, KeywordFieldsAreOneTermPerValue) {
+  const std::string kw = "run.id\x1f=";
+  const std::string long_value(300, 'x');
+  FakeTerms terms({kw + "R-42", kw + "r-42", kw + "r-42-b", kw + "r-7",
+                   kw + long_value.substr(0, 256), "run.id\x1fr",
+                   "run.id\x1f"
+                   "42"});
+  // A term, a prefix: the value's term, exactly.
+  CompiledQuery q = CompileWith(Term("run.id", "r-42"), terms);
+  EXPECT_EQ(q.fts, R(kw + "r-42"));
+  EXPECT_EQ(q.where, "1");
+  q = CompileWith(Term("run.id", "r-4", false, /*prefix=*/true), terms);
+  EXPECT_EQ(q.fts, R(kw + "r-4") + " *");
+  // A number is also the number term.
+  q = CompileWith(Term("run.id", "42"), terms);
+  EXPECT_EQ(q.fts, "(" + R(kw + "42") + " OR " + FN("run.id", "42") + ")");
+  // Wildcard, fuzzy, regex: the whole values in the vocabulary, case kept.
+  q = CompileWith(Leaf(NodeKind::kWildcard, "run.id", "r-4?"), terms);
+  EXPECT_EQ(q.fts, R(kw + "r-42"));
+  EXPECT_EQ(terms.asked.back(), (std::pair<std::string, std::string>{kw + "r-4", kw + "r-5"}));
+  q = CompileWith(Leaf(NodeKind::kFuzzy, "run.id", "r-43", 1), terms);
+  EXPECT_EQ(q.fts, R(kw + "r-42"));
+  // A regex might match a value cut in its index term: that one is checked.
+  q = CompileWith(Leaf(NodeKind::kRegex, "run.id", "^r-[0-9]+$"), terms);
+  EXPECT_EQ(q.fts, "(" + R(kw + "r-42") + " OR " + R(kw + "r-7") + " OR " +
+                       R(kw + long_value.substr(0, 256)) + ")");
+  EXPECT_EQ(q.where, Check(10));
+  FakeTerms short_terms({kw + "r-42", kw + "r-42-b", kw + "r-7"});
+  q = CompileWith(Leaf(NodeKind::kRegex, "run.id", "^r-[0-9]+$"), short_terms);
+  EXPECT_EQ(q.fts, "(" + R(kw + "r-42") + " OR " + R(kw + "r-7") + ")");
+  EXPECT_EQ(q.where, "1");
+  // A value longer than a term holds: the terms starting like it, and the row check.
+  q = CompileWith(Term("run.id", long_value), terms);
+  EXPECT_EQ(q.fts, R(kw + long_value.substr(0, kWholeKeywordBytes)) + " *");
+  EXPECT_EQ(q.where, Check(10));
+  q = CompileWith(Leaf(NodeKind::kWildcard, "run.id", "*x"), terms);
+  EXPECT_EQ(q.fts, R(kw + long_value.substr(0, 256)));
+  EXPECT_EQ(q.where, Check(10));
+  // A partition from before keyword fields: either form as candidates, then the row check.
+  CompileOptions legacy;
+  legacy.legacy_keywords = true;
+  q = CompileWith(Term("run.id", "r-42"), terms, legacy);
+  EXPECT_EQ(q.fts, "(" + R(kw + "r-42") + " OR " + FS("run.id", "r-42") + ")");
+  EXPECT_EQ(q.where, Check(10));
+  q = CompileWith(Leaf(NodeKind::kWildcard, "run.id", "r-4?"), terms, legacy);
+  EXPECT_FALSE(q.fts.has_value());
+  EXPECT_EQ(q.where, Check(10));
+  // Other fields are unchanged.
+  EXPECT_EQ(*Compile(Term("run_id", "r-42")).fts, FS("run_id", "r-42"));
+}
+
 TEST(FtsQueryCompilerTest, HostilePatternsStayInsideStrings) {
   FakeTerms terms({"drop", "table", "near"});
   for (const std::string text : {"'); DROP TABLE*", "NEAR(*", "\"*\"", "col:*umn", "^*", "*"}) {

@@ -17,6 +17,7 @@
 
 #include "storage/document_reader.h"
 #include "storage/fts_query_compiler.h"
+#include "storage/fts_tokenizer.h"
 #include "storage/log.h"
 #include "storage/partition.h"
 #include "storage/row_predicate.h"
@@ -268,6 +269,95 @@ TEST_F(QueryLanguageStoreTest, HostileTextIsMatchedLiterally) {
 
 // A partition written before the vocab table existed is backfilled when the
 // writer opens it again, and read through fts5vocab until then.
+// run.id is a keyword field (attrs_codec.h): whole values, case kept, in
+// a new partition and in one written before keyword fields (whose older
+// events index the value as text).
+TEST_F(QueryLanguageStoreTest, KeywordFieldsMatchWholeValues) {
+  const std::string long_a = std::string(300, 'x') + "-a", long_b = std::string(300, 'x') + "-b";
+  AddJson(Ev("one", R"(,"run":{"id":"r-42"})"));
+  AddJson(Ev("two", R"(,"run":{"id":"r-42-b"})"));
+  AddJson(Ev("three", R"(,"run":{"id":"R-42"})"));
+  AddJson(Ev("four", R"(,"run":{"id":"gpu-node-07:/var/log/train.log"})"));
+  AddJson(Ev("five", fmt::format(R"(,"run":{{"id":"{}"}})", long_a)));
+  AddJson(Ev("six", fmt::format(R"(,"run":{{"id":"{}"}})", long_b)));
+  AddJson(Ev("seven", R"(,"run":{"id":42})"));
+  AddJson(Ev("eight", R"(,"run":{"id":["r-1","r-2"]})"));
+  // Cut inside the 4-byte character at byte 253: its index term keeps 253 bytes.
+  const std::string x253(253, 'x');
+  AddJson(Ev("ten", fmt::format(R"(,"run":{{"id":"{}{}tail"}})", x253, "\xF0\x9F\x98\x80")));
+  struct Case {
+    Node q;
+    Names want;
+    Names legacy_extra;  // the older event matches too (its run.id is "r-7")
+  };
+  const Case cases[] = {
+      {LangTerm("run.id", "r-42"), {"one"}, {}},
+      {LangTerm("run.id", "r-4", true), {"one", "two"}, {}},
+      {LangTerm("run.id", "r-"), {}, {}},
+      {LangTerm("run.id", "r-", true), {"eight", "one", "two"}, {"nine"}},
+      {LangTerm("run.id", "r"), {}, {}},  // a word of a value is not the value
+      {LangTerm("run.id", "42"), {"seven"}, {}},
+      {LangTerm("run.id", "r-2"), {"eight"}, {}},
+      {LangTerm("run.id", "r-7"), {}, {"nine"}},
+      {LangTerm("run.id", "gpu-node-07:/var/log/train.log"), {"four"}, {}},
+      {LangTerm("run.id", long_a), {"five"}, {}},
+      {LangTerm("run.id", std::string(300, 'x'), true), {"five", "six"}, {}},
+      {LangTerm("run.id", x253), {}, {}},
+      {LangTerm("run.id", x253, true), {"five", "six", "ten"}, {}},
+      {LangLeaf(NodeKind::kWildcard, "run.id", "r-4?"), {"one"}, {}},
+      {LangLeaf(NodeKind::kWildcard, "run.id", "*42*"), {"one", "three", "two"}, {}},
+      {LangLeaf(NodeKind::kWildcard, "run.id", "*-a"), {"five"}, {}},
+      {LangLeaf(NodeKind::kWildcard, "run.id", "r-?"), {"eight"}, {"nine"}},
+      {LangLeaf(NodeKind::kFuzzy, "run.id", "r-43", 1), {"one"}, {}},
+      {LangLeaf(NodeKind::kFuzzy, "run.id", "r-8", 1), {"eight"}, {"nine"}},
+      {LangLeaf(NodeKind::kRegex, "run.id", "^r-4[0-9]$"), {"one"}, {}},
+      {LangLeaf(NodeKind::kRegex, "run.id", "train"), {"four"}, {}},
+      {LangLeaf(NodeKind::kRegex, "run.id", "-b$"), {"six", "two"}, {}},
+      {Node::MakeNot(LangTerm("run.id", "r-42"), 0),
+       {"eight", "five", "four", "seven", "six", "ten", "three", "two"},
+       {"nine"}},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(Find(c.q), c.want) << query::DebugString(c.q);
+    auto page = Run(c.q);
+    ASSERT_TRUE(page.ok());
+    std::vector<std::string> ids;
+    for (const StoredEvent& e : page->hits) ids.push_back(e.id);
+    std::sort(ids.begin(), ids.end());
+    EXPECT_EQ(ids, Expected(c.q)) << "RowMatcher disagrees: " << query::DebugString(c.q);
+  }
+
+  // The same partition as an older version left it: no keyword list, and
+  // one more event whose run.id is indexed as text.
+  store_.reset();
+  const std::string path = dir_.path() + "/data/2026-11-29.db";
+  {
+    Db db;
+    ASSERT_TRUE(db.Open(path, SQLITE_OPEN_READWRITE).ok());
+    ASSERT_TRUE(RegisterFtsTokenizer(db.get()).ok());
+    const EventKey key = FirstKeyAt(kLangT0 - 1);
+    auto ins = db.Prepare("INSERT INTO events(key, idx, source) VALUES(?1, 'logs', ?2)");
+    ASSERT_TRUE(ins.ok());
+    ins->Bind(1, static_cast<std::int64_t>(key));
+    ins->Bind(2, Ev("nine", R"(,"run":{"id":"r-7"})"));
+    ASSERT_EQ(ins->Step(), SQLITE_DONE);
+    auto fts = db.Prepare("INSERT INTO fts(rowid, message, attrs) VALUES(?1, ?2, ?3)");
+    ASSERT_TRUE(fts.ok());
+    fts->Bind(1, static_cast<std::int64_t>(key));
+    fts->Bind(2, std::string("\x01nine"));
+    fts->Bind(3, std::string("\x02_index\x1fslogs\x1erun.id\x1fsr-7"));
+    ASSERT_EQ(fts->Step(), SQLITE_DONE);
+    ASSERT_TRUE(db.Exec(fmt::format("DELETE FROM meta WHERE key = '{}'", kKeywordFieldsMeta)).ok());
+  }
+  SetUp();
+  for (const Case& c : cases) {
+    Names want = c.want;
+    want.insert(want.end(), c.legacy_extra.begin(), c.legacy_extra.end());
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(Find(c.q), want) << "older partition: " << query::DebugString(c.q);
+  }
+}
+
 TEST_F(QueryLanguageStoreTest, OlderPartitionsGetAVocabulary) {
   AddJson(Ev("alpha beta"));
   store_.reset();
