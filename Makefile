@@ -30,7 +30,7 @@ fresh_cache = grep -qs 'CMAKE_GENERATOR:INTERNAL=$(GENERATOR)$$' $(1)/CMakeCache
 	rm -rf $(1)/CMakeCache.txt $(1)/CMakeFiles
 DATA ?= ./data
 
-.PHONY: all deps build run test test-release test-asan test-node-deps bench bench-web fuzz format clean
+.PHONY: all deps build run test test-deps test-release test-asan test-node-deps bench bench-web fuzz format clean
 
 all: build
 
@@ -47,13 +47,17 @@ run: build
 
 test: test-release test-asan
 
+# What only the tests need (ClickHouse: deploy/install-deps.sh --tests).
+test-deps: deps
+	./deploy/install-deps.sh --tests
+
 # npm packages of the tests that drive dashcam with real clients (pinned by
 # package-lock.json); installed once.
 test-node-deps: deps
 	[ -d tests/es_client/node_modules ] || npm ci --prefix tests/es_client --no-audit --no-fund
 	[ -d tests/web/node_modules ] || npm ci --prefix tests/web --no-audit --no-fund
 
-test-release: build test-node-deps
+test-release: build test-deps test-node-deps
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
 # -g1 (line tables): enough for the sanitizers' stack traces, and each
@@ -61,7 +65,7 @@ test-release: build test-node-deps
 # The browser tests (label `browser`) run in the Release pass only: they test
 # the page's JavaScript, and every endpoint they call is driven under the
 # sanitizers by the integration tests, at a fraction of the time.
-test-asan: deps test-node-deps
+test-asan: deps test-deps test-node-deps
 	$(call fresh_cache,$(ASAN_BUILD))
 	$(CONFIGURE) -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
 	  -DDASHCAM_SANITIZE=ON -DDASHCAM_BENCH=OFF

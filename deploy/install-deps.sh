@@ -2,6 +2,9 @@
 # Installs the Debian 12 packages that building, running and testing dashcam need.
 # Idempotent: when every package is already installed it changes nothing and
 # does not touch the network.
+#   install-deps.sh           what building and running need (and Node/Chromium, below)
+#   install-deps.sh --tests   also what only the tests need: ClickHouse, whose
+#                             tests start their own local cluster
 set -euo pipefail
 
 packages=(
@@ -16,6 +19,11 @@ packages=(
 # like Node.js below, only the tests need it.
 if [ "${DASHCAM_WITHOUT_NODE:-0}" != "1" ]; then
   packages+=(chromium)
+fi
+test_only=()
+if [ "${1:-}" = "--tests" ]; then
+  test_only=(clickhouse-server clickhouse-client)
+  packages+=("${test_only[@]}")
 fi
 
 missing=()
@@ -46,3 +54,12 @@ if ! "${sudo_cmd[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
   "${sudo_cmd[@]}" apt-get update
   "${sudo_cmd[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
 fi
+
+# The tests run clickhouse-server from their own configs; the package's
+# system service, which installing it enables (and on a running systemd
+# starts), is not wanted: turn it off again when this script installed it.
+for p in "${missing[@]}"; do
+  if [ "$p" = clickhouse-server ] && [ -d /run/systemd/system ]; then
+    "${sudo_cmd[@]}" systemctl disable --now clickhouse-server || true
+  fi
+done

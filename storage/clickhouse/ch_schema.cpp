@@ -1,0 +1,80 @@
+#include "storage/clickhouse/ch_schema.h"
+
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "storage/clickhouse/ch_client.h"
+#include "storage/clickhouse/ch_literal.h"
+
+namespace dashcam::storage::clickhouse {
+namespace {
+
+std::string Trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+
+std::vector<std::string> SchemaStatements(const ChOptions& o) {
+  const std::string db = ChIdentifier(o.database);
+  const std::string local = db + "." + ChIdentifier(kLocalTable);
+  return {
+      "CREATE DATABASE IF NOT EXISTS " + db,
+      "CREATE TABLE IF NOT EXISTS " + local +
+          " (ts DateTime, ms UInt16, id String, idx String, level String, message String,"
+          " fields String, source String)"
+          " ENGINE = ReplacingMergeTree() PARTITION BY toYYYYMMDD(ts) ORDER BY (ts, ms, id)",
+      fmt::format("CREATE TABLE IF NOT EXISTS {}.{} AS {} ENGINE = Distributed({}, {}, {}, "
+                  "sipHash64(id))",
+                  db, ChIdentifier(kDistributedTable), local, ChString(o.cluster),
+                  ChString(o.database), ChString(kLocalTable)),
+  };
+}
+
+// What `host` knows of the cluster.
+Result<ChNodeReport> Probe(const ChClient& node, const ChOptions& o) {
+  ChNodeReport report;
+  report.host = node.host();
+  auto answer = node.Query(fmt::format(
+      "SELECT version(), (SELECT count(DISTINCT shard_num) FROM system.clusters WHERE cluster = "
+      "{}) FORMAT TabSeparated",
+      ChString(o.cluster)));
+  if (!answer.ok()) return answer.status();
+  const std::string line = Trimmed(std::move(*answer));
+  const std::size_t tab = line.find('\t');
+  if (tab == std::string::npos) return Status::Internal("ClickHouse: unexpected answer " + line);
+  report.version = line.substr(0, tab);
+  const auto [end, ec] =
+      std::from_chars(line.data() + tab + 1, line.data() + line.size(), report.shards);
+  if (ec != std::errc()) return Status::Internal("ClickHouse: unexpected answer " + line);
+  return report;
+}
+
+}  // namespace
+
+Result<std::vector<ChNodeReport>> InitClickHouseSchema(const ChOptions& options) {
+  std::vector<ChNodeReport> reports;
+  for (const ChHost& host : options.hosts) {
+    const ChClient node(host, options.timeout);
+    auto report = Probe(node, options);
+    if (!report.ok()) return report.status();
+    if (report->shards == 0) {
+      return Status::InvalidArgument(
+          fmt::format("ClickHouse {}:{} has no cluster '{}' in its remote_servers config",
+                      host.host, host.port, options.cluster));
+    }
+    if (!reports.empty() && report->shards != reports.front().shards) {
+      return Status::InvalidArgument(fmt::format(
+          "ClickHouse {}:{} declares cluster '{}' with {} shards, {}:{} with {}", host.host,
+          host.port, options.cluster, report->shards, reports.front().host.host,
+          reports.front().host.port, reports.front().shards));
+    }
+    for (const std::string& sql : SchemaStatements(options)) {
+      if (auto r = node.Query(sql); !r.ok()) return r.status();
+    }
+    reports.push_back(std::move(*report));
+  }
+  return reports;
+}
+
+}  // namespace dashcam::storage::clickhouse
