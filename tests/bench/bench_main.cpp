@@ -41,10 +41,14 @@
 //                (queries cycling through a list of ten, or --tail-query for
 //                all) and read by one thread: events/s and server CPU of
 //                each, events delivered.
+//  11. concurrency  a fresh server loaded in slices: query latency while
+//                ingest runs at full speed against idle, and the ingest rate
+//                while 8 clients query against the rate alone (see
+//                ConcurrencyPhase).
 // --baseline-only stops after 2; --dump-ndjson PATH writes the events after 1
 // and stops. --skip drops phases that the query and export figures do not
 // need, so a 10M-event run fits in a quarter hour on two cores:
-//   --skip baseline,beats,redaction,detectors   (also: export; tails is opt-in)
+//   --skip baseline,beats,redaction,detectors,concurrency   (also: export; tails is opt-in)
 // e.g. the 10M run of README "Performance":
 //   dashcam_bench --events 10000000 --days 5 --skip baseline,beats,redaction,detectors
 // At the end `bench.peak_rss_mib` is this process's own peak (the corpus is
@@ -81,6 +85,8 @@
 #include "tests/bench/bulk_bodies.h"
 #include "tests/bench/bulk_load_driver.h"
 #include "tests/bench/event_corpus.h"
+#include "tests/bench/query_latency.h"
+#include "tests/bench/query_loop.h"
 #include "tests/bench/query_suite.h"
 #include "tests/bench/report.h"
 #include "tests/bench/sqlite_baseline.h"
@@ -209,9 +215,10 @@ std::optional<int> ParseFlags(int argc, char** argv, BenchFlags& flags) {
   app.add_option("--query-runs", flags.query_runs, "timed runs of every query (after 1 warm-up)")
       ->check(CLI::Range(1, 1000));
   app.add_option("--skip", flags.skip,
-                 "phases to leave out: baseline,export,beats,redaction,detectors")
+                 "phases to leave out: baseline,export,beats,redaction,detectors,concurrency")
       ->delimiter(',')
-      ->check(CLI::IsMember({"baseline", "export", "beats", "redaction", "detectors"}));
+      ->check(
+          CLI::IsMember({"baseline", "export", "beats", "redaction", "detectors", "concurrency"}));
   app.add_option("--detector-rounds", flags.detector_rounds,
                  "loads with detectors off and on, alternately, in phase 9c")
       ->check(CLI::Range(1, 100));
@@ -664,6 +671,133 @@ bool TailPhase(const ServerRun& run, const std::string& binary) {
   return none.ok && tailed.ok;
 }
 
+// Events and seconds of one or more _bulk loads.
+struct LoadTally {
+  double events = 0, seconds = 0;
+  double rate() const { return seconds > 0 ? events / seconds : 0; }
+};
+
+// The _bulk load of `bodies` into a running server, added to `tally`; false
+// (said on stderr) when a request failed.
+bool LoadSlice(const TestServer& server, const ServerRun& run, std::vector<BulkBody> bodies,
+               const char* what, LoadTally& tally) {
+  const BulkLoadResult load = DriveBulkLoad(server.port(), bodies, run.flags.connections, nullptr);
+  tally.events += static_cast<double>(load.events_ok);
+  tally.seconds += load.seconds;
+  if (load.failed_requests == 0) return true;
+  std::fprintf(stderr, "concurrency %s: %lld failed requests\n", what,
+               static_cast<long long>(load.failed_requests));
+  return false;
+}
+
+// Phase 11: the concurrency targets of the performance issue, on one fresh
+// server. Half the bodies are loaded first; then, at about that size:
+//   idle       each query of kQueries timed alone (1 warm-up, 15 runs);
+//   ingesting  a tenth of the bodies loaded at full speed while one client
+//              asks the queries in turn: their medians against the idle
+//              ones (target: within 2x);
+//   alone / queried  four more tenths, alternately loaded with no queries
+//              and while 8 clients ask continuously (alternating, so that
+//              the partition's growth and FTS5's merges fall on both): the
+//              ingest rate of the queried tenths against the others
+//              (target: at most 20% lower). The last tenth is not loaded.
+bool ConcurrencyPhase(const ServerRun& run, const std::string& binary) {
+  static constexpr std::pair<const char*, const char*> kQueries[] = {
+      {"phrase_and_user", R"(message:"CUDA out of memory" AND user:zhangsan)"},
+      {"rare_phrase", R"("P2P access between rank 3 and rank 5")"},
+      {"common_term", "epoch"},
+  };
+  const std::vector<BulkBody>& b = run.bodies;
+  if (b.size() < 12) {
+    std::fprintf(stderr, "concurrency: %zu bodies are too few to slice; skipped\n", b.size());
+    return true;
+  }
+  const std::size_t half = b.size() / 2, tenth = b.size() / 10;
+  auto slice = [&b](std::size_t from, std::size_t to) {
+    return std::vector<BulkBody>(b.begin() + static_cast<std::ptrdiff_t>(from),
+                                 b.begin() + static_cast<std::ptrdiff_t>(to));
+  };
+  TestServer server(BenchServer(run, binary, "concurrency-data", "server-concurrency.log",
+                                {"--beats-listen", ""}));
+  if (!server.Spawn() || !server.WaitUntilListening(kHealthzTimeout)) {
+    std::fprintf(stderr, "concurrency: the server did not start: %s\n", server.error().c_str());
+    return false;
+  }
+  LoadTally first, during_one, alone, queried;
+  bool ok = LoadSlice(server, run, slice(0, half), "first half", first);
+  std::vector<std::string> targets;
+  for (const auto& [name, q] : kQueries) {
+    targets.push_back("/api/v1/search?q=" + testing::UrlEncode(q) +
+                      "&limit=" + std::to_string(kSearchLimit));
+  }
+  std::vector<double> idle;
+  testing::HttpClient conn("127.0.0.1", server.port());
+  for (const std::string& target : targets) {
+    auto t = TimeGet(conn, target, server.pid(), 1, 15);
+    ok = ok && t.ok();
+    idle.push_back(t.ok() ? t->median_ms : 0);
+  }
+  QueryLoop one(server.port(), targets, 1);
+  std::size_t at = half;
+  ok = LoadSlice(server, run, slice(at, at + tenth), "while queried by one client", during_one) &&
+       ok;
+  one.Stop();
+  at += tenth;
+  // Per query, the answers the 8 clients got in both queried tenths.
+  std::vector<std::vector<double>> eight(targets.size());
+  std::int64_t eight_failed = 0;
+  for (int round = 0; round < 2; ++round) {
+    ok = LoadSlice(server, run, slice(at, at + tenth), "alone", alone) && ok;
+    at += tenth;
+    QueryLoop loop(server.port(), targets, 8);
+    ok = LoadSlice(server, run, slice(at, at + tenth), "while queried by 8 clients", queried) && ok;
+    loop.Stop();
+    at += tenth;
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+      eight[i].insert(eight[i].end(), loop.latencies_ms()[i].begin(), loop.latencies_ms()[i].end());
+    }
+    eight_failed += loop.failed();
+  }
+  server.Stop(SIGTERM, kStopGraceSeconds);
+  server.Kill();
+  ok = ok && server.exit_status().value().ok() && one.failed() == 0 && eight_failed == 0;
+
+  PrintMetric("concurrency.events_before", static_cast<double>(half) * run.flags.batch,
+              "events (about)");
+  for (std::size_t i = 0; i < std::size(kQueries); ++i) {
+    const std::string name = std::string("concurrency.") + kQueries[i].first;
+    const std::vector<double>& busy = one.latencies_ms()[i];
+    PrintMetric(name + ".idle_median_ms", idle[i], "ms", 2);
+    if (busy.empty()) continue;
+    const double median = Median(busy);
+    PrintMetric(name + ".ingesting_median_ms", median,
+                "ms (" + std::to_string(busy.size()) + " answers during ingest at full speed)", 2);
+    if (idle[i] > 0) {
+      PrintMetric(name + ".ingesting_ratio", median / idle[i], "x idle (target <= 2)", 2);
+    }
+    if (!eight[i].empty()) {
+      PrintMetric(name + ".eight_clients_median_ms", Median(eight[i]), "ms (8 clients and ingest)",
+                  2);
+    }
+  }
+  std::size_t answers = 0;
+  for (const auto& l : eight) answers += l.size();
+  PrintMetric("concurrency.ingest_first_half.events_per_s", first.rate(), "events/s");
+  PrintMetric("concurrency.ingest_one_client.events_per_s", during_one.rate(),
+              "events/s (the tenth one client queried)");
+  PrintMetric("concurrency.ingest_alone.events_per_s", alone.rate(), "events/s (two tenths)");
+  PrintMetric("concurrency.ingest_queried.events_per_s", queried.rate(),
+              "events/s (two tenths; " + std::to_string(answers) +
+                  " answers to 8 query clients meanwhile)");
+  if (alone.rate() > 0) {
+    PrintMetric("concurrency.ingest_ratio", queried.rate() / alone.rate(),
+                "x (with 8 query clients / alone; target >= 0.8)", 3);
+  }
+  PrintMetric("concurrency.query_failures", static_cast<double>(one.failed() + eight_failed),
+              "answers other than 200");
+  return ok;
+}
+
 // This process's peak RSS (VmHWM): the corpus and the gzip bodies, which
 // must fit beside the server at 10M events.
 void ReportOwnPeakRss() {
@@ -709,7 +843,8 @@ int ServerPhases(const ServerRun& run, const std::string& binary) {
   }
   const bool detectors_ok = run.flags.Skips("detectors") || DetectorsPhase(run, binary);
   const bool tails_ok = run.flags.tails == 0 || TailPhase(run, binary);
-  return beats_ok && raw_ok && detectors_ok && tails_ok ? kExitOk : kExitFailures;
+  const bool concurrency_ok = run.flags.Skips("concurrency") || ConcurrencyPhase(run, binary);
+  return beats_ok && raw_ok && detectors_ok && tails_ok && concurrency_ok ? kExitOk : kExitFailures;
 }
 
 int Main(int argc, char** argv) {
