@@ -108,6 +108,12 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
   app.add_option("--threads", c.threads, "I/O threads; 0 means one per core")
       ->envname("DASHCAM_THREADS")
       ->capture_default_str();
+  app.add_option("--query-nice", c.query_nice,
+                 "How much lower the scheduling priority of query work is than ingest's (a nice "
+                 "increment, 0-19): on a busy machine ingest keeps its rate while people search")
+      ->envname("DASHCAM_QUERY_NICE")
+      ->check(CLI::Range(0, 19))
+      ->capture_default_str();
   app.add_option("--max-body-bytes", c.max_body_bytes,
                  "Largest request body accepted, before and after decompression (413 beyond)")
       ->envname("DASHCAM_MAX_BODY_BYTES")

@@ -14,7 +14,6 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "api/context_handler.h"
@@ -32,6 +31,7 @@
 #include "server/tls_context.h"
 #include "server/tls_handshake.h"
 #include "server/version.h"
+#include "server/worker_pool.h"
 #include "storage/metrics.h"
 #include "storage/sqlite_store.h"
 
@@ -257,7 +257,9 @@ int RunServer(const Config& config, const Log& log) {
     return 2;
   }
   asio::io_context ioc(static_cast<int>(config.threads));
-  asio::thread_pool workers(config.threads);
+  // Ingest's CPU work and queries' apart (server/worker_pool.h).
+  WorkerPool ingest_workers(config.threads, 0);
+  WorkerPool query_workers(config.threads, config.query_nice);
   std::unique_ptr<ingest::InsightDetectors> detectors;
   // Per-run loss/grad-norm history, shared by every connection (bounded LRU).
   std::unique_ptr<ingest::TrainingAnomalies> anomalies;
@@ -269,16 +271,16 @@ int RunServer(const Config& config, const Log& log) {
                              anomalies.get());
   ingest::IngestContext ingest_ctx{
       **store,
-      workers.get_executor(),
+      ingest_workers.executor(),
       parsers,
       log,
       ingest::IngestOptions{config.max_body_bytes, {config.max_event_bytes}},
       WallClockMs,
       metrics,
       redactor->get()};
-  api::TailHub tails(**store, workers.get_executor(), log, metrics, TailOptionsFrom(config));
+  api::TailHub tails(**store, query_workers.executor(), log, metrics, TailOptionsFrom(config));
   api::ApiContext api_ctx{**store,
-                          workers.get_executor(),
+                          query_workers.executor(),
                           log,
                           std::chrono::milliseconds(config.query_timeout_ms),
                           config.es_version,
@@ -297,7 +299,7 @@ int RunServer(const Config& config, const Log& log) {
   std::unique_ptr<AuthGate> auth;
   if (keys) {
     auth = std::make_unique<AuthGate>(std::move(keys), FailureLimitsFrom(config), metrics,
-                                      workers.get_executor(), log);
+                                      ingest_workers.executor(), log);
   }
   SessionRegistry registry;
   ServerStatus status({config, **store, metrics, beats_metrics, tails, registry});
@@ -313,9 +315,14 @@ int RunServer(const Config& config, const Log& log) {
     log.Error("listen_failed", {{"error", s.ToString()}});
     return 1;
   }
-  ingest::BeatsContext beats_ctx{
-      **store,     workers.get_executor(), parsers, log, BeatsOptionsFrom(config),
-      WallClockMs, beats_metrics,          &metrics};
+  ingest::BeatsContext beats_ctx{**store,
+                                 ingest_workers.executor(),
+                                 parsers,
+                                 log,
+                                 BeatsOptionsFrom(config),
+                                 WallClockMs,
+                                 beats_metrics,
+                                 &metrics};
   std::unique_ptr<BeatsListener> beats;
   if (!config.beats_listen.empty()) {
     beats = std::make_unique<BeatsListener>(ioc, beats_ctx,
@@ -342,7 +349,8 @@ int RunServer(const Config& config, const Log& log) {
   for (unsigned i = 1; i < config.threads; ++i) threads.emplace_back([&ioc] { ioc.run(); });
   ioc.run();
   for (auto& t : threads) t.join();
-  workers.join();
+  query_workers.Join();
+  ingest_workers.Join();
   (*store)->Close();
   log.Info("stopped", {});
   return 0;
