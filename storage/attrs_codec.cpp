@@ -99,8 +99,9 @@ std::string KeywordTerm(std::string_view field, std::string_view value) {
 std::string_view CutUtf8(std::string_view s, std::size_t max) {
   if (s.size() <= max) return s;
   std::size_t n = max;
-  // Back over continuation bytes (10xxxxxx) to the start of a sequence.
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  // Back over continuation bytes (10xxxxxx) to the start of a sequence: at
+  // most 3 in valid UTF-8, and no further in anything else.
+  while (n > 0 && max - n < 3 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
   return s.substr(0, n);
 }
 

@@ -95,7 +95,8 @@ std::string FieldTermPrefix(std::string_view field);
 // cut. KeywordTermPrefix is the part before the value.
 std::string KeywordTerm(std::string_view field, std::string_view value);
 std::string KeywordTermPrefix(std::string_view field);
-// `s` cut to at most `max` bytes without splitting a UTF-8 sequence.
+// `s` cut to at most `max` bytes without splitting a UTF-8 sequence (backing
+// off at most 3 bytes, so invalid UTF-8 is cut at max - 3 at the shortest).
 std::string_view CutUtf8(std::string_view s, std::size_t max);
 
 // Canonical number text: integers without fraction or exponent ("12", "-3"),

@@ -516,14 +516,22 @@ Result<LeafPlan> Compiler::PlanFuzzy(const Node& n) {
   return LeafPlan{AnyOf(*terms), std::nullopt};
 }
 
+// A keyword index term holds the value exactly unless the value was cut, or
+// holds spaces (which may stand for 0x1E/0x1F, attrs_codec.h): then only
+// reading the event decides.
+bool KeywordTermIsExact(std::string_view value) {
+  return value.size() < kWholeKeywordBytes && value.find(' ') == std::string_view::npos;
+}
+
 Result<LeafPlan> Compiler::PlanKeywordTerm(const Node& n) {
   const query::Term& t = n.term;
-  const bool whole = t.text.size() < kWholeKeywordBytes;
+  const bool fits = t.text.size() < kWholeKeywordBytes;
   // A value too long to be indexed whole: the terms that start like it.
-  std::string e = QuoteFtsString(EncodeRawTerm(KeywordTerm(
-      t.field, whole ? std::string_view(t.text) : CutUtf8(t.text, kWholeKeywordBytes))));
-  if (t.prefix || !whole) e += " *";
+  std::string e = QuoteFtsString(EncodeRawTerm(
+      KeywordTerm(t.field, fits ? std::string_view(t.text) : CutUtf8(t.text, kWholeKeywordBytes))));
+  if (t.prefix || !fits) e += " *";
   e = OrNumber(t, std::move(e));
+  const bool exact = fits && t.text.find_first_of(" \x1e\x1f") == std::string::npos;
   LeafPlan plan;
   if (options_.legacy_keywords) {
     // Older events hold the value as text tokens, which equal values share.
@@ -531,7 +539,7 @@ Result<LeafPlan> Compiler::PlanKeywordTerm(const Node& n) {
       std::string text = QuoteFtsString(EncodeFieldPhrase(t.field, t.text));
       plan.candidates = "(" + e + " OR " + text + (t.prefix ? " *)" : ")");
     }
-  } else if (whole) {
+  } else if (exact) {
     plan.exact = std::move(e);
   } else {
     plan.candidates = std::move(e);
@@ -540,20 +548,23 @@ Result<LeafPlan> Compiler::PlanKeywordTerm(const Node& n) {
 }
 
 // Wildcard, fuzzy and regex leaves on a keyword field: the values in the
-// vocabulary that match whole. A value that may have been cut is kept as a
-// candidate for the row check.
+// vocabulary that match whole, exactly, unless one of them is not held
+// exactly (KeywordTermIsExact), or more than max_expansions match: then
+// candidates and the row check (never an error: a fleet may have that many
+// runs in a day). In an older partition, also the candidates its text
+// tokens give.
 Result<LeafPlan> Compiler::PlanKeyword(const Node& n) {
   if (n.kind == NodeKind::kTerm) return PlanKeywordTerm(n);
-  if (options_.legacy_keywords) return LeafPlan{};  // the row check alone
   const query::Term& t = n.term;
   const std::string prefix = KeywordTermPrefix(t.field);
+  std::string_view literal;  // what every matching value starts with
   std::function<bool(std::string_view)> test;
   std::function<bool(std::string_view)> may_match_cut = [](std::string_view) { return true; };
   std::unique_ptr<RE2> re;
   TermRange range;
   range.first = prefix;
   if (n.kind == NodeKind::kWildcard) {
-    const std::string_view literal =
+    literal =
         std::string_view(t.text).substr(0, std::min(t.text.find_first_of("*?"), t.text.size()));
     range.first = KeywordTerm(t.field, CutUtf8(literal, kWholeKeywordBytes));
     test = [&t](std::string_view v) { return MatchTokenPattern(t.text, v); };
@@ -572,30 +583,42 @@ Result<LeafPlan> Compiler::PlanKeyword(const Node& n) {
     test = [&re](std::string_view v) { return RE2::PartialMatch(v, *re); };
   }
   range.limit = PrefixLimit(range.first);
-  bool cut = false;
+  bool exact = true;
   range.accept = [&](std::string_view term) {
     if (!term.starts_with(prefix)) return false;
     const std::string_view value = term.substr(prefix.size());
-    if (value.size() < kWholeKeywordBytes) return test(value);
-    if (!may_match_cut(value)) return false;
-    cut = true;
+    if (KeywordTermIsExact(value)) return test(value);
+    if (value.size() >= kWholeKeywordBytes && !may_match_cut(value)) return false;
+    exact = false;
     return true;
   };
-  std::vector<std::string> terms;
-  if (n.kind == NodeKind::kRegex) {
-    // No limit to refuse at: past it, the row check reads the range.
-    auto listed = terms_ ? terms_->Terms(range, options_.max_expansions)
-                         : Result<std::vector<std::string>>(std::vector<std::string>());
-    if (!listed.ok()) return listed.status();
-    if (listed->size() > options_.max_expansions) return LeafPlan{};
-    terms = std::move(*listed);
+  auto listed = terms_ ? terms_->Terms(range, options_.max_expansions)
+                       : Result<std::vector<std::string>>(std::vector<std::string>());
+  if (!listed.ok()) return listed.status();
+  Fts keyword;  // the events indexed with keyword terms
+  if (listed->size() <= options_.max_expansions) {
+    keyword = AnyOf(*listed);
   } else {
-    auto expanded = Expand(n, range);
-    if (!expanded.ok()) return expanded.status();
-    terms = std::move(*expanded);
+    exact = false;
+    if (!literal.empty()) {
+      keyword = QuoteFtsString(
+                    EncodeRawTerm(KeywordTerm(t.field, CutUtf8(literal, kWholeKeywordBytes)))) +
+                " *";
+    }
   }
-  if (cut) return LeafPlan{std::nullopt, AnyOf(terms)};
-  return LeafPlan{AnyOf(terms), std::nullopt};
+  if (options_.legacy_keywords) {
+    // Events written before keyword fields: what their text tokens give.
+    Fts text;
+    if (n.kind == NodeKind::kRegex) {
+      text = LiteralsFts(RequiredLiterals(t.text), FieldTermPrefix(t.field));
+    } else if (n.kind == NodeKind::kWildcard && TextTokenizer::HasTokens(literal)) {
+      text = QuoteFtsString(EncodeFieldPhrase(t.field, literal)) + " *";
+    }
+    if (!keyword || !text) return LeafPlan{};  // the row check alone
+    return LeafPlan{std::nullopt, "((" + *keyword + ") OR (" + *text + "))"};
+  }
+  if (!exact) return LeafPlan{std::nullopt, keyword};
+  return LeafPlan{keyword, std::nullopt};
 }
 
 LeafPlan Compiler::PlanRegex(const Node& n) {

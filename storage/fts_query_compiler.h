@@ -23,11 +23,14 @@
 //                         term (a prefix Term: a prefix of it), exactly;
 //                         Wildcard, Fuzzy and Regex expand against the
 //                         vocabulary to an OR of those terms, exactly. Values
-//                         too long to be indexed whole add the row check.
+//                         too long to be indexed whole, or holding spaces
+//                         (which may stand for 0x1E/0x1F), add the row check,
+//                         and so do more than `max_expansions` matching values
+//                         (no error: a fleet may run that many in a day).
 //                         In a partition that may hold them indexed as text
-//                         (CompileOptions::legacy_keywords), a Term's
-//                         candidates are either form and the row check
-//                         decides; other leaves are row checks.
+//                         (CompileOptions::legacy_keywords), the candidates
+//                         are either form (none known for Fuzzy: every row is
+//                         read) and the row check decides.
 // The row check is dc_match(e.source, e.idx, node) (row_predicate.h).
 //
 // No text of the query is spliced into SQL: every FTS5 expression is a bound

@@ -466,6 +466,22 @@ TEST(FtsQueryCompilerTest, KeywordFieldsAreOneTermPerValue) {
   EXPECT_EQ(q.fts, "(" + R(kw + "r-42") + " OR " + FS("run.id", "r-42") + ")");
   EXPECT_EQ(q.where, Check(10));
   q = CompileWith(Leaf(NodeKind::kWildcard, "run.id", "r-4?"), terms, legacy);
+  EXPECT_EQ(q.fts, "((" + R(kw + "r-42") + ") OR (" + FS("run.id", "r-4") + " *))");
+  EXPECT_EQ(q.where, Check(10));
+  q = CompileWith(Leaf(NodeKind::kFuzzy, "run.id", "r-43", 1), terms, legacy);
+  EXPECT_FALSE(q.fts.has_value());  // no candidates for older events: every row is read
+  EXPECT_EQ(q.where, Check(10));
+  // A value with a space may stand for one with 0x1F: the row check decides.
+  q = CompileWith(Term("run.id", "job 7"), terms);
+  EXPECT_EQ(q.fts, R(kw + "job 7"));
+  EXPECT_EQ(q.where, Check(10));
+  // More matching values than the limit: candidates by the literal start, no error.
+  CompileOptions small;
+  small.max_expansions = 2;
+  q = CompileWith(Leaf(NodeKind::kWildcard, "run.id", "r-*"), terms, small);
+  EXPECT_EQ(q.fts, R(kw + "r-") + " *");
+  EXPECT_EQ(q.where, Check(10));
+  q = CompileWith(Leaf(NodeKind::kWildcard, "run.id", "*2"), terms, small);
   EXPECT_FALSE(q.fts.has_value());
   EXPECT_EQ(q.where, Check(10));
   // Other fields are unchanged.

@@ -285,6 +285,9 @@ TEST_F(QueryLanguageStoreTest, KeywordFieldsMatchWholeValues) {
   // Cut inside the 4-byte character at byte 253: its index term keeps 253 bytes.
   const std::string x253(253, 'x');
   AddJson(Ev("ten", fmt::format(R"(,"run":{{"id":"{}{}tail"}})", x253, "\xF0\x9F\x98\x80")));
+  // Indexed alike (0x1F becomes a space), told apart by the row check.
+  AddJson(Ev("eleven", R"(,"run":{"id":"job 7"})"));
+  AddJson(Ev("twelve", R"(,"run":{"id":"job\u001f7"})"));
   struct Case {
     Node q;
     Names want;
@@ -303,6 +306,14 @@ TEST_F(QueryLanguageStoreTest, KeywordFieldsMatchWholeValues) {
       {LangTerm("run.id", long_a), {"five"}, {}},
       {LangTerm("run.id", std::string(300, 'x'), true), {"five", "six"}, {}},
       {LangTerm("run.id", x253), {}, {}},
+      {LangTerm("run.id", "job 7"), {"eleven"}, {}},
+      {LangTerm("run.id",
+                "job\x1f"
+                "7"),
+       {"twelve"},
+       {}},
+      {LangLeaf(NodeKind::kWildcard, "run.id", "job?7"), {"eleven", "twelve"}, {}},
+      {LangLeaf(NodeKind::kRegex, "run.id", "^job\\x1f"), {"twelve"}, {}},
       {LangTerm("run.id", x253, true), {"five", "six", "ten"}, {}},
       {LangLeaf(NodeKind::kWildcard, "run.id", "r-4?"), {"one"}, {}},
       {LangLeaf(NodeKind::kWildcard, "run.id", "*42*"), {"one", "three", "two"}, {}},
@@ -314,7 +325,7 @@ TEST_F(QueryLanguageStoreTest, KeywordFieldsMatchWholeValues) {
       {LangLeaf(NodeKind::kRegex, "run.id", "train"), {"four"}, {}},
       {LangLeaf(NodeKind::kRegex, "run.id", "-b$"), {"six", "two"}, {}},
       {Node::MakeNot(LangTerm("run.id", "r-42"), 0),
-       {"eight", "five", "four", "seven", "six", "ten", "three", "two"},
+       {"eight", "eleven", "five", "four", "seven", "six", "ten", "three", "twelve", "two"},
        {"nine"}},
   };
   for (const Case& c : cases) {
@@ -356,6 +367,29 @@ TEST_F(QueryLanguageStoreTest, KeywordFieldsMatchWholeValues) {
     std::sort(want.begin(), want.end());
     EXPECT_EQ(Find(c.q), want) << "older partition: " << query::DebugString(c.q);
   }
+}
+
+// A fleet may run more runs in a day than a wildcard may expand to: on a
+// keyword field that is candidates and the row check, not an error.
+TEST_F(QueryLanguageStoreTest, KeywordPatternsPastTheExpansionLimitCheckRows) {
+  std::vector<Record> records;
+  for (int i = 0; i < 1100; ++i) {
+    records.push_back(
+        RecordOf(Ev(fmt::format("m{}", i), fmt::format(R"(,"run":{{"id":"r-{}"}})", i)), "logs"));
+  }
+  Add(std::move(records));
+  for (const Node& q : {LangLeaf(NodeKind::kWildcard, "run.id", "r-*"),
+                        LangLeaf(NodeKind::kWildcard, "run.id", "*0"),
+                        LangLeaf(NodeKind::kRegex, "run.id", "^r-[0-9]+$")}) {
+    auto page = Run(q);
+    ASSERT_TRUE(page.ok()) << query::DebugString(q) << ": " << page.status().ToString();
+    std::vector<std::string> got;
+    for (const StoredEvent& e : page->hits) got.push_back(e.id);
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, Expected(q)) << query::DebugString(q);
+  }
+  EXPECT_EQ(Expected(LangLeaf(NodeKind::kWildcard, "run.id", "r-*")).size(), 1100u);
+  EXPECT_EQ(Expected(LangLeaf(NodeKind::kWildcard, "run.id", "*0")).size(), 110u);
 }
 
 TEST_F(QueryLanguageStoreTest, OlderPartitionsGetAVocabulary) {
