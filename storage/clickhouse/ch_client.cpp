@@ -69,9 +69,14 @@ Result<std::string> ChClient::Post(std::string_view query_param, std::string_vie
                                    const ChSettings& settings) const {
   boost::urls::url target("/");
   if (!query_param.empty()) target.params().append({"query", query_param});
+  // An error in the middle of an answer is then a non-200 answer, not a
+  // 200 with the exception appended to the rows.
+  target.params().append({"wait_end_of_query", "1"});
   for (const auto& [name, value] : settings) target.params().append({name, value});
   http::request<http::string_body> req{http::verb::post, target.encoded_target(), 11};
-  req.set(http::field::host, host_.host);
+  const bool ipv6 = host_.host.find(':') != std::string::npos;
+  req.set(http::field::host, ipv6 ? fmt::format("[{}]:{}", host_.host, host_.port)
+                                  : fmt::format("{}:{}", host_.host, host_.port));
   req.set(http::field::content_type, "text/plain; charset=utf-8");
   req.body() = std::string(body);
   req.prepare_payload();

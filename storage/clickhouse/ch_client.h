@@ -7,8 +7,11 @@
 //                           {{"insert_distributed_sync", "1"}});
 //
 // Each call opens a connection, sends one POST and reads the answer within
-// the client's timeout (the whole exchange). The SQL must already hold its
-// values as literals (ch_literal.h).
+// the client's timeout (the whole exchange; the name lookup before it is
+// bounded only by the resolver's own timeouts). The SQL must already hold
+// its values as literals (ch_literal.h). Answers are complete before they
+// are sent (wait_end_of_query), so a failure midway is an error, not a
+// truncated result.
 //
 // Errors:
 //   Unavailable        the node could not be reached or answered too late,

@@ -79,8 +79,9 @@ Result<ChOptions> ParseClickHouseUrl(std::string_view url) {
       unsigned long ms = 0;
       const auto [end, ec] =
           std::from_chars(param.value.data(), param.value.data() + param.value.size(), ms);
-      if (ec != std::errc() || end != param.value.data() + param.value.size() || ms == 0) {
-        return Bad(url, "bad timeout_ms");
+      if (ec != std::errc() || end != param.value.data() + param.value.size() || ms == 0 ||
+          ms > 3'600'000) {
+        return Bad(url, "bad timeout_ms (1 to 3600000)");
       }
       out.timeout = std::chrono::milliseconds(ms);
     } else {

@@ -7,7 +7,8 @@
 // each server's `remote_servers` config declares it: dashcam creates its
 // tables on each of them (ClickHouse 18.16 has no ON CLUSTER without
 // ZooKeeper) and spreads its requests over them. DATABASE defaults to
-// "dashcam"; `timeout_ms` (default 10000) bounds each request.
+// "dashcam"; `timeout_ms` (default 10000, at most an hour) bounds each
+// request.
 //
 // Thread-safety: a pure function.
 #pragma once

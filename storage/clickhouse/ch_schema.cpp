@@ -21,7 +21,7 @@ std::vector<std::string> SchemaStatements(const ChOptions& o) {
   return {
       "CREATE DATABASE IF NOT EXISTS " + db,
       "CREATE TABLE IF NOT EXISTS " + local +
-          " (ts DateTime, ms UInt16, id String, idx String, level String, message String,"
+          " (ts DateTime('UTC'), ms UInt16, id String, idx String, level String, message String,"
           " fields String, source String)"
           " ENGINE = ReplacingMergeTree() PARTITION BY toYYYYMMDD(ts) ORDER BY (ts, ms, id)",
       fmt::format("CREATE TABLE IF NOT EXISTS {}.{} AS {} ENGINE = Distributed({}, {}, {}, "

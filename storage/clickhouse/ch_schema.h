@@ -8,7 +8,8 @@
 //   <db>.events         Distributed over the cluster, sharded by
 //                       sipHash64(id).
 //
-// Columns: ts DateTime (seconds; 18.16 has no DateTime64) and ms UInt16
+// Columns: ts DateTime('UTC') (seconds, days cut in UTC whatever the
+// server's time zone; 18.16 has no DateTime64) and ms UInt16
 // (the milliseconds), id String (the event's unique id: the client's _id,
 // else one dashcam assigns), idx String (the index name), level String,
 // message String, fields String (the searchable fields as a flat, compact

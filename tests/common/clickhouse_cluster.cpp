@@ -121,8 +121,13 @@ bool ClickHouseCluster::StartNode(int i) {
   const std::string binary = ServerBinary();
   const std::string config_arg = "--config-file=" + n.dir + "/config.xml";
   const std::string out = n.dir + "/stdout.log";
-  std::vector<char*> argv = {const_cast<char*>(binary.c_str()),
-                             const_cast<char*>(config_arg.c_str()), nullptr};
+  // Through setpriv, so that the node is killed with the test process even
+  // when that dies without running destructors (a crash, ctest's timeout).
+  std::vector<std::string> args = {"/usr/bin/setpriv", "--pdeathsig", "KILL", "--", binary,
+                                   config_arg};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
@@ -132,7 +137,7 @@ bool ClickHouseCluster::StartNode(int i) {
   const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
-    error_ = fmt::format("spawn {}: {}", binary, std::strerror(rc));
+    error_ = fmt::format("spawn {} via setpriv: {}", binary, std::strerror(rc));
     return false;
   }
   n.pid = pid;

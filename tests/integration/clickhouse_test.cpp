@@ -68,6 +68,11 @@ TEST(ClickHouseTest, ChInitCreatesTheTablesOnEveryNodeAndCanRunAgain) {
                                  "SELECT name, engine FROM system.tables WHERE database = "
                                  "'dc' ORDER BY name FORMAT CSV")),
               "\"events\",\"Distributed\"\n\"events_local\",\"ReplacingMergeTree\"");
+    // Days are cut in UTC whatever the server's time zone.
+    EXPECT_EQ(Trim(cluster.Query(node,
+                                 "SELECT type FROM system.columns WHERE database = 'dc' AND "
+                                 "table = 'events_local' AND name = 'ts' FORMAT TabSeparatedRaw")),
+              "DateTime('UTC')");
   }
   // Rows sent to either node's Distributed table land on the shard their id
   // hashes to; a batch sent twice (a retry) collapses to one copy of each.

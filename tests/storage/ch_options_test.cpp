@@ -46,6 +46,7 @@ TEST(ChOptionsTest, RefusesWhatItCannotUseNamingWhy) {
       {"clickhouse://h/a/b?cluster=c", "one database"},
       {"clickhouse://h/db?cluster=c&user=x", "unknown parameter 'user'"},
       {"clickhouse://h/db?cluster=c&timeout_ms=soon", "bad timeout_ms"},
+      {"clickhouse://h/db?cluster=c&timeout_ms=3600001", "bad timeout_ms"},
   };
   for (const auto& [url, why] : bad) {
     auto o = ParseClickHouseUrl(url);
