@@ -108,9 +108,15 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
   app.add_option("--threads", c.threads, "I/O threads; 0 means one per core")
       ->envname("DASHCAM_THREADS")
       ->capture_default_str();
+  app.add_option("--query-threads", c.query_threads,
+                 "Threads that run queries; 0 means one fewer than --threads, at least 2 (so that "
+                 "searches leave ingest a core, and one slow search cannot hold up the others)")
+      ->envname("DASHCAM_QUERY_THREADS")
+      ->capture_default_str();
   app.add_option("--query-nice", c.query_nice,
                  "How much lower the scheduling priority of query work is than ingest's (a nice "
-                 "increment, 0-19): on a busy machine ingest keeps its rate while people search")
+                 "increment, 0-19; 0: the same): on a dedicated log machine a higher value keeps "
+                 "ingest's rate while people search")
       ->envname("DASHCAM_QUERY_NICE")
       ->check(CLI::Range(0, 19))
       ->capture_default_str();
@@ -270,6 +276,7 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
     return ExitNow{2, "--tls-client-ca needs --tls-cert and --tls-key (mutual TLS is TLS)\n"};
   }
   if (c.threads == 0) c.threads = std::max(1u, std::thread::hardware_concurrency());
+  if (c.query_threads == 0) c.query_threads = std::max(2u, c.threads - 1);
   return c;
 }
 

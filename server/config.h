@@ -16,8 +16,9 @@ namespace dashcam::server {
 struct Config {
   std::string listen = "127.0.0.1:9200";  // host:port; port 0 picks a free one
   std::string data_dir = "./data";
-  unsigned threads = 0;  // I/O threads; 0: number of cores
-  int query_nice = 10;   // nice increment of the query workers (server/worker_pool.h)
+  unsigned threads = 0;        // I/O threads; 0: number of cores
+  unsigned query_threads = 0;  // query workers; 0: threads - 1, at least 2 (server/worker_pool.h)
+  int query_nice = 0;          // nice increment of the query workers
   std::size_t max_body_bytes = 100u << 20;  // per request, compressed and decompressed
   std::size_t max_event_bytes = 1u << 20;   // per document
   std::size_t queue_bytes = 64u << 20;      // events waiting for the writer

@@ -259,7 +259,7 @@ int RunServer(const Config& config, const Log& log) {
   asio::io_context ioc(static_cast<int>(config.threads));
   // Ingest's CPU work and queries' apart (server/worker_pool.h).
   WorkerPool ingest_workers(config.threads, 0);
-  WorkerPool query_workers(config.threads, config.query_nice);
+  WorkerPool query_workers(config.query_threads, config.query_nice);
   std::unique_ptr<ingest::InsightDetectors> detectors;
   // Per-run loss/grad-norm history, shared by every connection (bounded LRU).
   std::unique_ptr<ingest::TrainingAnomalies> anomalies;

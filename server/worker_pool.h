@@ -6,11 +6,15 @@
 // of ingest's parsing: with 8 clients querying continuously the _bulk rate
 // fell to 0.33x its rate alone (bench phase 11, 1M events, 2 vCPU).
 //
-// `nice_increment` > 0 lowers the priority of the pool's threads (on Linux
-// the nice value is per thread): on a machine with no idle core the kernel
-// then gives ingest's threads and the writer the larger share, and queries
-// take what is left, so acknowledged ingest keeps its rate while people
-// search. 0 leaves the threads as they are.
+// The query pool has one thread fewer than --threads by default, so that
+// searches leave ingest a core's worth of workers, but at least two, so
+// that one slow search (up to the query deadline) cannot hold up every
+// other. On 2 cores, `--query-threads 1` trades that for ingest's rate.
+// `nice_increment` > 0 also lowers the priority of the pool's threads (on
+// Linux the nice value is per thread): on a machine with no idle core the
+// kernel then gives ingest's threads and the writer the larger share. It is
+// off by default: on a GPU server shared with training jobs it would rank
+// searches below everyone else's work too, not only below ingest.
 //
 // Thread-safety: executor() may be used from any thread; Join() once, from
 // the owner.

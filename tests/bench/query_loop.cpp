@@ -1,6 +1,7 @@
 #include "tests/bench/query_loop.h"
 
 #include <chrono>
+#include <thread>
 
 #include "tests/common/http_client.h"
 
@@ -46,6 +47,7 @@ void QueryLoop::Client(int index) {
       mine[t].push_back(ms);
     } else {
       ++failed_per_client_[static_cast<std::size_t>(index)];
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // no busy loop on errors
     }
   }
 }
