@@ -1,10 +1,8 @@
 #include "tests/common/clickhouse_cluster.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -19,8 +17,7 @@
 #include <fmt/format.h>
 
 #include "tests/common/http_client.h"
-
-extern char** environ;
+#include "tests/common/spawn.h"
 
 namespace dashcam::testing {
 namespace {
@@ -115,7 +112,6 @@ bool ClickHouseCluster::Start() {
   return true;
 }
 
-// posix_spawn rather than fork: the caller may be multithreaded.
 bool ClickHouseCluster::StartNode(int i) {
   Node& n = nodes_[static_cast<std::size_t>(i)];
   const std::string binary = ServerBinary();
@@ -123,19 +119,9 @@ bool ClickHouseCluster::StartNode(int i) {
   const std::string out = n.dir + "/stdout.log";
   // Through setpriv, so that the node is killed with the test process even
   // when that dies without running destructors (a crash, ctest's timeout).
-  std::vector<std::string> args = {"/usr/bin/setpriv", "--pdeathsig", "KILL", "--", binary,
-                                   config_arg};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
+  const int rc =
+      SpawnLogged({"/usr/bin/setpriv", "--pdeathsig", "KILL", "--", binary, config_arg}, out, pid);
   if (rc != 0) {
     error_ = fmt::format("spawn {} via setpriv: {}", binary, std::strerror(rc));
     return false;

@@ -1,8 +1,6 @@
 #include "tests/common/test_server.h"
 
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,7 +17,7 @@
 #include <thread>
 #include <utility>
 
-extern char** environ;
+#include "tests/common/spawn.h"
 
 namespace dashcam::testing {
 
@@ -112,7 +110,6 @@ bool TestServer::Start() {
   return Spawn() && WaitUntilListening();
 }
 
-// posix_spawn rather than fork: the caller may be multithreaded.
 bool TestServer::Spawn() {
   log_offset_ = ReadLog().size();
   port_ = 0;
@@ -133,20 +130,11 @@ bool TestServer::Spawn() {
     args.insert(args.end(), {"--compress-after", options_.compress_after});
   }
   args.insert(args.end(), extra.begin(), extra.end());
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND,
-                                   0644);
-  posix_spawn_file_actions_adddup2(&actions, 2, 1);
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
+  const std::string program = args[0];
+  const int rc = SpawnLogged(std::move(args), log_path_, pid);
   if (rc != 0) {
-    error_ = "spawn " + args[0] + ": " + ErrnoText(rc);
+    error_ = "spawn " + program + ": " + ErrnoText(rc);
     return false;
   }
   pid_ = pid;
