@@ -86,6 +86,25 @@ struct GroupsPage {
   bool complete = true;              // false: more groups than `limit` (or than were examined)
 };
 
+// What the store's writer is doing, for /readyz and /api/v1/status (the
+// SQLite store's Writer, writer.h; the ClickHouse store's inserts).
+struct WriterStats {
+  std::size_t queued_bytes = 0;   // including the group being committed
+  std::size_t queued_events = 0;  // same
+  std::size_t max_queue_bytes = 0;
+  std::uint64_t committed_events = 0;    // stored since start (not failed)
+  std::uint64_t events_last_minute = 0;  // stored in the last 60 s
+  // The error of the last commit when it failed; Ok once a commit succeeds
+  // again (or if none failed).
+  Status last_commit;
+  bool stopping = false;  // Stop() was called: no new batches are taken
+  // Ingestion is paused because the disk is full (writer.h): since when
+  // (wall clock, ms since the epoch), and the error that started it.
+  bool disk_full = false;
+  TimeMs disk_full_since_ms = 0;
+  Status disk_full_error;
+};
+
 class EventStore {
  public:
   using AppendCallback = std::function<void(AppendResult)>;
@@ -165,6 +184,10 @@ class EventStore {
   // Retention's policy, last drop and next drop (retention.h). Blocks
   // briefly (stats the partition files). Default: no retention.
   virtual RetentionStatus Retention() { return {}; }
+
+  // The write queue and the last write's outcome. Quick: may run on an I/O
+  // thread.
+  virtual WriterStats writer_stats() const = 0;
 
   // Stops taking appends, commits everything queued, closes files. Idempotent.
   virtual void Close() = 0;

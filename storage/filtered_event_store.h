@@ -52,6 +52,7 @@ class FilteredEventStore final : public EventStore {
   Result<std::optional<TimeExtent>> Extent(Clock::time_point deadline) override;
   Result<GroupsPage> Groups(const GroupsRequest& req) override;
   std::vector<PartitionInfo> Partitions() override;
+  WriterStats writer_stats() const override { return inner_.writer_stats(); }
   void Close() override;
 
  private:

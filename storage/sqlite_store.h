@@ -59,7 +59,7 @@ class SqliteStore final : public EventStore {
   void Close() override;
 
   std::size_t queued_bytes() const { return writer_.queued_bytes(); }
-  WriterStats writer_stats() const { return writer_.Stats(); }
+  WriterStats writer_stats() const override { return writer_.Stats(); }
 
  private:
   class ReaderSet;  // read connections of one leaseholder, by day

@@ -66,24 +66,6 @@ struct WriterOptions {
   Metrics* metrics = nullptr;
 };
 
-// What the writer is doing, for /readyz and /api/v1/status.
-struct WriterStats {
-  std::size_t queued_bytes = 0;   // including the group being committed
-  std::size_t queued_events = 0;  // same
-  std::size_t max_queue_bytes = 0;
-  std::uint64_t committed_events = 0;    // stored since start (not failed)
-  std::uint64_t events_last_minute = 0;  // stored in the last 60 s
-  // The error of the last commit when it failed; Ok once a commit succeeds
-  // again (or if none failed).
-  Status last_commit;
-  bool stopping = false;  // Stop() was called: no new batches are taken
-  // Ingestion is paused because the disk is full (see above): since when
-  // (wall clock, ms since the epoch), and the error that started it.
-  bool disk_full = false;
-  TimeMs disk_full_since_ms = 0;
-  Status disk_full_error;
-};
-
 class Writer {
  public:
   Writer(PartitionSet& partitions, WriterOptions options, const Log& log);
