@@ -105,6 +105,12 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
   app.add_option("--data-dir", c.data_dir, "Directory of the day partitions (created if missing)")
       ->envname("DASHCAM_DATA_DIR")
       ->capture_default_str();
+  app.add_option("--storage", c.storage,
+                 "Where events are stored: sqlite (the day partitions in --data-dir; the "
+                 "default) or clickhouse://HOST:PORT[,HOST:PORT...]/DB?cluster=NAME, a ClickHouse "
+                 "cluster whose tables are created when missing")
+      ->envname("DASHCAM_STORAGE")
+      ->capture_default_str();
   app.add_option("--threads", c.threads, "I/O threads; 0 means one per core")
       ->envname("DASHCAM_THREADS")
       ->capture_default_str();

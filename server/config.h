@@ -16,6 +16,9 @@ namespace dashcam::server {
 struct Config {
   std::string listen = "127.0.0.1:9200";  // host:port; port 0 picks a free one
   std::string data_dir = "./data";
+  // "sqlite" (or empty): the day partitions in data_dir; a clickhouse:// URL
+  // (storage/clickhouse/ch_options.h): a ClickHouse cluster.
+  std::string storage = "sqlite";
   unsigned threads = 0;        // I/O threads; 0: number of cores
   unsigned query_threads = 0;  // query workers; 0: threads - 1, at least 2 (server/worker_pool.h)
   int query_nice = 0;          // nice increment of the query workers

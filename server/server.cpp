@@ -32,6 +32,8 @@
 #include "server/tls_handshake.h"
 #include "server/version.h"
 #include "server/worker_pool.h"
+#include "storage/clickhouse/ch_options.h"
+#include "storage/clickhouse/ch_store.h"
 #include "storage/metrics.h"
 #include "storage/sqlite_store.h"
 
@@ -66,11 +68,35 @@ storage::SqliteStoreOptions StoreOptions(const Config& c, Metrics& metrics) {
   return o;
 }
 
+// The store --storage names: ClickHouse for a clickhouse:// URL, else the
+// SQLite partitions in --data-dir.
+Result<std::unique_ptr<storage::EventStore>> OpenStore(const Config& c, Metrics& metrics,
+                                                       const Log& log) {
+  if (storage::clickhouse::IsClickHouseUrl(c.storage)) {
+    auto cluster = storage::clickhouse::ParseClickHouseUrl(c.storage);
+    if (!cluster.ok()) return cluster.status();
+    storage::clickhouse::ChStoreOptions o;
+    o.cluster = std::move(*cluster);
+    o.max_queued_bytes = c.queue_bytes;
+    auto store = storage::clickhouse::ClickHouseStore::Open(std::move(o), log);
+    if (!store.ok()) return store.status();
+    return std::unique_ptr<storage::EventStore>(std::move(*store));
+  }
+  if (!c.storage.empty() && c.storage != "sqlite") {
+    return Status::InvalidArgument("--storage must be sqlite or a clickhouse:// URL, not " +
+                                   c.storage);
+  }
+  auto store = storage::SqliteStore::Open(StoreOptions(c, metrics), log);
+  if (!store.ok()) return store.status();
+  return std::unique_ptr<storage::EventStore>(std::move(*store));
+}
+
 void LogConfig(const Log& log, const Config& c) {
   log.Info("starting", {{"version", kVersion},
                         {"listen", c.listen},
                         {"beats_listen", c.beats_listen},
                         {"data_dir", c.data_dir},
+                        {"storage", c.storage},
                         {"threads", c.threads},
                         {"sync", c.sync},
                         {"compress_after", static_cast<std::uint64_t>(c.compress_after)},
@@ -246,7 +272,7 @@ int RunServer(const Config& config, const Log& log) {
   TlsHandshakeReport http_tls_report("http", metrics, log), beats_tls_report("beats", metrics, log);
   http_tls.report = &http_tls_report;
   beats_tls.report = &beats_tls_report;
-  auto store = storage::SqliteStore::Open(StoreOptions(config, metrics), log);
+  auto store = OpenStore(config, metrics, log);
   if (!store.ok()) {
     log.Error("storage_open_failed", {{"error", store.status().ToString()}});
     return 1;

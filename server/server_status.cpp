@@ -28,7 +28,8 @@ std::uint64_t HighWater(const storage::WriterStats& w) {
   return static_cast<std::uint64_t>(w.max_queue_bytes) * kHighWaterPercent / 100;
 }
 
-// Why storage cannot take writes now; empty when it can.
+// Why storage cannot take writes now; empty when it can. `data_dir`: the
+// SQLite partitions' directory, empty for a ClickHouse store.
 std::string NotReadyReason(const storage::WriterStats& w, bool draining,
                            const std::string& data_dir) {
   if (draining) return "the server is shutting down";
@@ -40,7 +41,9 @@ std::string NotReadyReason(const storage::WriterStats& w, bool draining,
         FormatRfc3339Ms(w.disk_full_since_ms), w.disk_full_error.ToString());
   }
   if (!w.last_commit.ok()) return "the last commit failed: " + w.last_commit.ToString();
-  if (::access(data_dir.c_str(), W_OK) != 0) return "the data directory is not writable";
+  if (!data_dir.empty() && ::access(data_dir.c_str(), W_OK) != 0) {
+    return "the data directory is not writable";
+  }
   if (w.queued_bytes >= HighWater(w)) {
     return fmt::format(
         "the ingest queue holds {} bytes, over its high-water mark of {} ({}% of "
@@ -48,6 +51,11 @@ std::string NotReadyReason(const storage::WriterStats& w, bool draining,
         w.queued_bytes, HighWater(w), kHighWaterPercent);
   }
   return {};
+}
+
+// The directory the store writes to, empty when it is not local.
+std::string DataDir(const Config& c) {
+  return c.storage.empty() || c.storage == "sqlite" ? c.data_dir : std::string();
 }
 
 }  // namespace
@@ -93,7 +101,7 @@ std::string ServerStatus::MetricsText() const {
   Gauge(out, "dashcam_disk_full",
         "1 while ingestion is paused because the data disk is full, else 0.", w.disk_full ? 1 : 0);
   Gauge(out, "dashcam_ready", "1 when GET /readyz answers 200, else 0.",
-        NotReadyReason(w, src_.sessions.draining(), src_.config.data_dir).empty() ? 1 : 0);
+        NotReadyReason(w, src_.sessions.draining(), DataDir(src_.config)).empty() ? 1 : 0);
   const api::TailHub& tails = src_.tails;
   Gauge(out, "dashcam_tail_subscribers", "Connected live tails.", tails.subscribers());
   Gauge(out, "dashcam_tail_queued_bytes",
@@ -115,7 +123,7 @@ std::string ServerStatus::MetricsText() const {
 
 Readiness ServerStatus::Ready() const {
   const storage::WriterStats w = src_.store.writer_stats();
-  const std::string reason = NotReadyReason(w, src_.sessions.draining(), src_.config.data_dir);
+  const std::string reason = NotReadyReason(w, src_.sessions.draining(), DataDir(src_.config));
   json::object body{{"status", reason.empty() ? "ready" : "not_ready"},
                     {"queued_bytes", w.queued_bytes},
                     {"high_water_bytes", HighWater(w)}};

@@ -39,8 +39,8 @@
 #include "server/config.h"
 #include "server/http_session.h"
 #include "server/router.h"
+#include "storage/event_store.h"
 #include "storage/metrics.h"
-#include "storage/sqlite_store.h"
 
 namespace dashcam::server {
 
@@ -48,7 +48,7 @@ inline constexpr std::size_t kHighWaterPercent = 75;
 
 struct StatusSources {
   const Config& config;
-  storage::SqliteStore& store;
+  storage::EventStore& store;
   const Metrics& metrics;
   const ingest::BeatsMetrics& beats;
   const api::TailHub& tails;

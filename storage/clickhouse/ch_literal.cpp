@@ -1,5 +1,9 @@
 #include "storage/clickhouse/ch_literal.h"
 
+#include <cmath>
+
+#include <fmt/format.h>
+
 namespace dashcam::storage::clickhouse {
 namespace {
 
@@ -31,6 +35,14 @@ std::string Quoted(std::string_view bytes, char quote) {
 
 std::string ChString(std::string_view bytes) {
   return Quoted(bytes, '\'');
+}
+
+std::string ChNumber(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  // fmt's shortest round-trip form ("0.5", "1e+300"); a literal that starts
+  // with '-' is a unary minus, which ClickHouse folds.
+  return fmt::format("{}", v);
 }
 
 std::string ChIdentifier(std::string_view name) {

@@ -22,6 +22,10 @@ namespace dashcam::storage::clickhouse {
 // A single-quoted string literal for `bytes`.
 std::string ChString(std::string_view bytes);
 
+// A Float64 literal: the shortest text that reads back as `v`; inf, -inf
+// and nan as ClickHouse spells them.
+std::string ChNumber(double v);
+
 // A back-quoted identifier (database, table or column name).
 std::string ChIdentifier(std::string_view name);
 

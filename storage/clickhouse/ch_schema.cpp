@@ -21,8 +21,12 @@ std::vector<std::string> SchemaStatements(const ChOptions& o) {
   return {
       "CREATE DATABASE IF NOT EXISTS " + db,
       "CREATE TABLE IF NOT EXISTS " + local +
-          " (ts DateTime('UTC'), ms UInt16, id String, idx String, level String, message String,"
-          " fields String, source String)"
+          " (ts DateTime('UTC'), ms UInt16, seq UInt32, id String, idx String, level String, "
+          "message String,"
+          " has_msg UInt8, tokens String, ftokens String,"
+          " str_names Array(String), str_values Array(String),"
+          " num_names Array(String), num_values Array(Float64),"
+          " snum_names Array(String), snum_values Array(Float64), source String)"
           " ENGINE = ReplacingMergeTree() PARTITION BY toYYYYMMDD(ts) ORDER BY (ts, ms, id)",
       fmt::format("CREATE TABLE IF NOT EXISTS {}.{} AS {} ENGINE = Distributed({}, {}, {}, "
                   "sipHash64(id))",

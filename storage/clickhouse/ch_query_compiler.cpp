@@ -1,0 +1,299 @@
+#include "storage/clickhouse/ch_query_compiler.h"
+
+#include <charconv>
+
+#include <fmt/format.h>
+#include <re2/re2.h>
+
+#include "storage/attrs_codec.h"
+#include "storage/clickhouse/ch_literal.h"
+#include "storage/clickhouse/ch_row.h"
+#include "storage/text_tokenizer.h"
+#include "storage/time_format.h"
+#include "storage/token_pattern.h"
+
+namespace dashcam::storage::clickhouse {
+namespace {
+
+using query::Node;
+using query::NodeKind;
+
+constexpr const char* kNothing = "0";
+
+std::string QuoteMeta(std::string_view s) {
+  return RE2::QuoteMeta(re2::StringPiece(s.data(), s.size()));
+}
+
+bool ParseDouble(const std::string& text, double& out) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+// Where a text leaf looks: the message's token column, or a field's
+// segments of `ftokens` with each token prefixed by the field's name.
+struct TokenColumn {
+  std::string column;  // "tokens" or "ftokens"
+  std::string prefix;  // "" or ChTokenName(field) + 0x1F
+};
+
+TokenColumn TokensOf(const std::string& field) {
+  if (query::IsMessageField(field)) return {"tokens", ""};
+  return {"ftokens", ChTokenName(field) + kChNameMark};
+}
+
+// "arrayExists((n, v) -> n = 'F' AND <cond>, names, values)": some value of
+// field F in that pair of arrays meets `cond` (written over `v`).
+std::string AnyValue(const std::string& field, const std::string& cond, const char* names,
+                     const char* values) {
+  return fmt::format("arrayExists((n, v) -> n = {} AND ({}), {}, {})", ChString(field), cond, names,
+                     values);
+}
+
+std::string AnyString(const std::string& field, const std::string& cond) {
+  return AnyValue(field, cond, "str_names", "str_values");
+}
+
+// `v` as RE2 source matched by match(): wrapped so that `.` keeps RE2's
+// default of not matching a newline.
+std::string RegexLiteral(const std::string& pattern) {
+  return ChString("(?-s:" + pattern + ")");
+}
+
+// A wildcard pattern as regex source: `*` and `?` become `star` and `one`,
+// every other character itself.
+std::string PatternRegex(std::string_view pattern, const char* star, const char* one) {
+  std::string re, literal;
+  auto flush = [&] {
+    re += QuoteMeta(literal);
+    literal.clear();
+  };
+  for (char c : pattern) {
+    if (c == '*' || c == '?') {
+      flush();
+      re += c == '*' ? star : one;
+    } else {
+      literal += c;
+    }
+  }
+  flush();
+  return re;
+}
+
+// A token pattern over one token of a token column: never past a space.
+std::string TokenPatternRegex(std::string_view pattern) {
+  return PatternRegex(pattern, "[^ ]*", "[^ ]");
+}
+
+// A keyword wildcard over a whole value: `*` any run of code points
+// (newlines included), `?` one; no case folding.
+std::string WholeValuePatternRegex(std::string_view pattern) {
+  return "^" + PatternRegex(pattern, "(?s:.)*", "(?s:.)") + "$";
+}
+
+class Compiler {
+ public:
+  explicit Compiler(const FuzzyExpander& fuzzy) : fuzzy_(fuzzy) {}
+  Result<std::string> Compile(const Node& n);
+
+ private:
+  Result<std::string> Bool(const Node& n, const char* op);
+  std::string Term(const Node& n);
+  std::string KeywordTerm(const Node& n);
+  std::string Wildcard(const Node& n);
+  std::string Regex(const Node& n);
+  Result<std::string> Range(const Node& n);
+  std::string Exists(const Node& n);
+  Result<std::string> Fuzzy(const Node& n);
+
+  const FuzzyExpander& fuzzy_;
+};
+
+Result<std::string> Compiler::Compile(const Node& n) {
+  switch (n.kind) {
+    case NodeKind::kMatchAll:
+      return std::string("1");
+    case NodeKind::kAnd:
+      return Bool(n, " AND ");
+    case NodeKind::kOr:
+      return Bool(n, " OR ");
+    case NodeKind::kNot: {
+      auto child = Compile(n.children.at(0));
+      if (!child.ok()) return child.status();
+      return "NOT (" + *child + ")";
+    }
+    case NodeKind::kTerm:
+      return IsKeywordField(n.term.field) ? KeywordTerm(n) : Term(n);
+    case NodeKind::kWildcard:
+      return Wildcard(n);
+    case NodeKind::kRegex:
+      return Regex(n);
+    case NodeKind::kRange:
+      return Range(n);
+    case NodeKind::kExists:
+      return Exists(n);
+    case NodeKind::kNear:
+      return Status::InvalidArgument(fmt::format(
+          "proximity (\"...\"~N) at byte {} is not supported by the ClickHouse backend yet",
+          n.position));
+    case NodeKind::kFuzzy:
+      return Fuzzy(n);
+  }
+  return Status::Internal("unknown query node");
+}
+
+Result<std::string> Compiler::Bool(const Node& n, const char* op) {
+  std::string e = "(";
+  for (std::size_t i = 0; i < n.children.size(); ++i) {
+    auto child = Compile(n.children[i]);
+    if (!child.ok()) return child.status();
+    e += (i ? op : "") + ("(" + *child + ")");
+  }
+  return e + ")";
+}
+
+std::string Compiler::Term(const Node& n) {
+  const query::Term& t = n.term;
+  if (t.field == query::kIdField) return "id = " + ChString(t.text);
+  const TokenColumn col = TokensOf(t.field);
+  std::string needle = " ";
+  const std::vector<std::string> tokens = TextTokenizer::TokenizeToVector(t.text);
+  for (const std::string& token : tokens) needle += col.prefix + token + " ";
+  std::string e = kNothing;
+  if (!tokens.empty()) {
+    if (t.prefix) needle.pop_back();
+    e = fmt::format("position({}, {}) > 0", col.column, ChString(needle));
+  }
+  if (query::IsMessageField(t.field) || t.prefix) return e;
+  double number = 0;
+  if (auto canonical = CanonicalNumberText(t.text); canonical && ParseDouble(*canonical, number)) {
+    e = fmt::format("({}) OR {}", e,
+                    AnyValue(t.field, "v = " + ChNumber(number), "num_names", "num_values"));
+  }
+  return e;
+}
+
+std::string Compiler::KeywordTerm(const Node& n) {
+  const query::Term& t = n.term;
+  std::string e = t.prefix ? AnyString(t.field, fmt::format("substring(v, 1, {}) = {}",
+                                                            t.text.size(), ChString(t.text)))
+                           : AnyString(t.field, "v = " + ChString(t.text));
+  double number = 0;
+  if (t.prefix) return e;
+  if (auto canonical = CanonicalNumberText(t.text); canonical && ParseDouble(*canonical, number)) {
+    e += " OR " + AnyValue(t.field, "v = " + ChNumber(number), "num_names", "num_values");
+  }
+  return e;
+}
+
+std::string Compiler::Wildcard(const Node& n) {
+  const query::Term& t = n.term;
+  if (IsKeywordField(t.field)) {
+    return AnyString(t.field, "match(v, " + RegexLiteral(WholeValuePatternRegex(t.text)) + ")");
+  }
+  const std::vector<PatternPosition> positions = SplitWildcardPattern(t.text);
+  if (positions.empty()) return kNothing;
+  const TokenColumn col = TokensOf(t.field);
+  std::string re = " ";
+  for (const PatternPosition& p : positions) {
+    re +=
+        QuoteMeta(col.prefix) + (p.wildcard ? TokenPatternRegex(p.text) : QuoteMeta(p.text)) + " ";
+  }
+  return fmt::format("match({}, {})", col.column, RegexLiteral(re));
+}
+
+std::string Compiler::Regex(const Node& n) {
+  const query::Term& t = n.term;
+  const std::string re = RegexLiteral(t.text);
+  if (query::IsMessageField(t.field)) return fmt::format("(has_msg AND match(message, {}))", re);
+  if (t.field == query::kIndexField) return fmt::format("(idx != '' AND match(idx, {}))", re);
+  return AnyString(t.field, "match(v, " + re + ")");
+}
+
+Result<std::string> Compiler::Range(const Node& n) {
+  const query::Range& r = n.range;
+  if (r.field == query::kTimestampField) {
+    std::string e = "1";
+    std::int64_t bound = 0;
+    auto parse = [&](const std::string& text) {
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), bound);
+      return ec == std::errc() && end == text.data() + text.size();
+    };
+    if (!r.lower.empty()) {
+      if (!parse(r.lower)) return Status::InvalidArgument("bad @timestamp range bound " + r.lower);
+      e += fmt::format(" AND {} {} {}", kChTimeMs, r.include_lower ? ">=" : ">", bound);
+    }
+    if (!r.upper.empty()) {
+      if (!parse(r.upper)) return Status::InvalidArgument("bad @timestamp range bound " + r.upper);
+      e += fmt::format(" AND {} {} {}", kChTimeMs, r.include_upper ? "<=" : "<", bound);
+    }
+    // ClickHouse compares the unsigned time with a negative bound exactly.
+    return "(" + e + ")";
+  }
+  double lo = 0, hi = 0;
+  const bool numeric = (r.lower.empty() || ParseDouble(r.lower, lo)) &&
+                       (r.upper.empty() || ParseDouble(r.upper, hi));
+  std::string cond = "1";
+  if (!r.lower.empty()) {
+    cond += fmt::format(" AND v {} {}", r.include_lower ? ">=" : ">",
+                        numeric ? ChNumber(lo) : ChString(r.lower));
+  }
+  if (!r.upper.empty()) {
+    cond += fmt::format(" AND v {} {}", r.include_upper ? "<=" : "<",
+                        numeric ? ChNumber(hi) : ChString(r.upper));
+  }
+  if (!numeric) return AnyString(r.field, cond);
+  return fmt::format("({} OR {})", AnyValue(r.field, cond, "num_names", "num_values"),
+                     AnyValue(r.field, cond, "snum_names", "snum_values"));
+}
+
+std::string Compiler::Exists(const Node& n) {
+  const std::string& f = n.term.field;
+  if (query::IsMessageField(f)) return "has_msg = 1";
+  if (f == query::kIndexField) return "idx != ''";
+  if (f == query::kTimestampField || f == query::kIdField) return "1";
+  const std::string object = ChString(f + ".");
+  return fmt::format(
+      "(has(str_names, {0}) OR has(num_names, {0}) OR "
+      "arrayExists(n -> substring(n, 1, {1}) = {2}, str_names) OR "
+      "arrayExists(n -> substring(n, 1, {1}) = {2}, num_names))",
+      ChString(f), f.size() + 1, object);
+}
+
+// The tokens (or keyword values) the expander finds, matched exactly: one
+// regex alternation over the token column, or has() over the values.
+Result<std::string> Compiler::Fuzzy(const Node& n) {
+  const query::Term& t = n.term;
+  std::string word = t.text;
+  if (!IsKeywordField(t.field)) {
+    const std::vector<std::string> tokens = TextTokenizer::TokenizeToVector(t.text);
+    if (tokens.size() != 1) {
+      return Status::InvalidArgument(fmt::format("fuzzy `{}` at byte {} is not a single word",
+                                                 query::DebugString(n), n.position));
+    }
+    word = tokens.front();
+  }
+  if (!fuzzy_) {
+    return Status::InvalidArgument(
+        fmt::format("fuzzy `{}` at byte {} cannot be compiled here", t.text, n.position));
+  }
+  auto matches = fuzzy_(n, word);
+  if (!matches.ok()) return matches.status();
+  if (matches->empty()) return std::string(kNothing);
+  std::string list;
+  if (IsKeywordField(t.field)) {
+    for (const std::string& v : *matches) list += (list.empty() ? "" : ", ") + ChString(v);
+    return AnyString(t.field, "has([" + list + "], v)");
+  }
+  const TokenColumn col = TokensOf(t.field);
+  for (const std::string& token : *matches) list += (list.empty() ? "" : "|") + QuoteMeta(token);
+  return fmt::format("match({}, {})", col.column,
+                     RegexLiteral(" " + QuoteMeta(col.prefix) + "(?:" + list + ") "));
+}
+
+}  // namespace
+
+Result<std::string> CompileChQuery(const query::Node& root, const FuzzyExpander& fuzzy) {
+  return Compiler(fuzzy).Compile(root);
+}
+
+}  // namespace dashcam::storage::clickhouse

@@ -1,0 +1,549 @@
+#include "storage/clickhouse/ch_store.h"
+
+#include <algorithm>
+#include <map>
+
+#include <openssl/evp.h>
+
+#include <fmt/format.h>
+#include <boost/json.hpp>
+
+#include "storage/attrs_codec.h"
+#include "storage/clickhouse/ch_client.h"
+#include "storage/clickhouse/ch_literal.h"
+#include "storage/clickhouse/ch_query_compiler.h"
+#include "storage/clickhouse/ch_row.h"
+#include "storage/clickhouse/ch_schema.h"
+#include "storage/token_pattern.h"
+
+namespace dashcam::storage::clickhouse {
+namespace {
+
+namespace json = boost::json;
+
+// The columns a hit is read from, and how the answer is asked for.
+constexpr const char* kHitColumns = "key, t, id, idx, level, source";
+constexpr const char* kJsonRows = " FORMAT JSONEachRow";
+const ChSettings kReadSettings = {{"output_format_json_quote_64bit_integers", "0"}};
+
+// Newest-first searches ask these windows back from the end of the range
+// in turn, the last one reaching its start.
+constexpr TimeMs kWindows[] = {3'600'000, 86'400'000, 7 * 86'400'000};
+
+Status NotYet(std::string_view what) {
+  return Status::InvalidArgument(
+      fmt::format("{} is not supported by the ClickHouse backend yet", what));
+}
+
+// "SELECT <columns> FROM (SELECT <key> AS key, <time> AS t, * FROM table
+// WHERE <conditions>)": the inner query names the computed columns.
+std::string FromEvents(const std::string& table, const std::string& where) {
+  return fmt::format("(SELECT {} AS key, {} AS t, * FROM {} WHERE {})", kChEventKey, kChTimeMs,
+                     table, where);
+}
+
+// Conditions on the time column for events in [from, to): whole seconds, so
+// that ClickHouse prunes partitions and reads only the part of the primary
+// key it needs, then milliseconds exactly. Seconds are clamped to what a
+// DateTime holds (toDateTime would wrap a larger number).
+constexpr TimeMs kMaxSeconds = 4294967295;
+
+std::string TimeBounds(TimeMs from, TimeMs to) {
+  auto seconds = [](TimeMs t) { return std::clamp<TimeMs>(t / 1000, 0, kMaxSeconds); };
+  return fmt::format("ts >= toDateTime({}) AND ts <= toDateTime({}) AND {} >= {} AND {} < {}",
+                     seconds(from), seconds(to - 1), kChTimeMs, from, kChTimeMs, to);
+}
+
+// Calls row(const json::object&) for each line of a JSONEachRow answer;
+// stops at the first error it returns.
+template <class Row>
+Status ForEachJsonRow(const std::string& body, Row&& row) {
+  std::size_t begin = 0;
+  while (begin < body.size()) {
+    std::size_t end = body.find('\n', begin);
+    if (end == std::string::npos) end = body.size();
+    if (end > begin) {
+      boost::system::error_code ec;
+      json::value v = json::parse(std::string_view(body).substr(begin, end - begin), ec);
+      if (ec || !v.is_object()) return Status::Internal("ClickHouse: unreadable row");
+      if (Status s = row(v.get_object()); !s.ok()) return s;
+    }
+    begin = end + 1;
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<StoredEvent>> ParseHits(const std::string& body) {
+  std::vector<StoredEvent> out;
+  Status s = ForEachJsonRow(body, [&](const json::object& o) {
+    StoredEvent e;
+    try {  // a missing column or another type throws
+      e.key = json::value_to<std::int64_t>(o.at("key"));
+      e.ts_ms = json::value_to<std::int64_t>(o.at("t"));
+      e.id = json::value_to<std::string>(o.at("id"));
+      e.index = json::value_to<std::string>(o.at("idx"));
+      e.level = json::value_to<std::string>(o.at("level"));
+      e.source = json::value_to<std::string>(o.at("source"));
+    } catch (const std::exception&) {
+      return Status::Internal("ClickHouse: unexpected row");
+    }
+    out.push_back(std::move(e));
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  return out;
+}
+
+// The two numbers of a one-row TabSeparated answer.
+Result<std::pair<std::uint64_t, std::uint64_t>> ParseCounts(const std::string& body) {
+  std::pair<std::uint64_t, std::uint64_t> out;
+  const char* end = body.data() + body.size();
+  const auto first = std::from_chars(body.data(), end, out.first);
+  if (first.ec != std::errc() || first.ptr == end || *first.ptr != '\t' ||
+      std::from_chars(first.ptr + 1, end, out.second).ec != std::errc()) {
+    return Status::Internal("ClickHouse: unexpected answer " + body);
+  }
+  return out;
+}
+
+// One string column of each JSONEachRow row of `body`.
+Result<std::vector<std::string>> ParseStrings(const std::string& body, std::string_view column) {
+  std::vector<std::string> out;
+  Status s = ForEachJsonRow(body, [&](const json::object& o) {
+    const json::value* cell = o.if_contains(column);
+    const json::string* text = cell == nullptr ? nullptr : cell->if_string();
+    if (text == nullptr) return Status::Internal("ClickHouse: unreadable row");
+    out.emplace_back(*text);
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  return out;
+}
+
+// Most distinct tokens (or keyword values) one fuzzy leaf may match: each
+// becomes part of the query's text.
+constexpr std::size_t kMaxFuzzyMatches = 10'000;
+
+}  // namespace
+
+Result<std::unique_ptr<ClickHouseStore>> ClickHouseStore::Open(ChStoreOptions options,
+                                                               const Log& log) {
+  auto nodes = InitClickHouseSchema(options.cluster);
+  if (!nodes.ok()) return nodes.status();
+  for (const ChNodeReport& n : *nodes) {
+    log.Info("clickhouse_node", {{"host", n.host.host},
+                                 {"port", static_cast<std::uint64_t>(n.host.port)},
+                                 {"version", n.version},
+                                 {"shards", static_cast<std::uint64_t>(n.shards)}});
+  }
+  return std::unique_ptr<ClickHouseStore>(new ClickHouseStore(std::move(options), log));
+}
+
+ClickHouseStore::ClickHouseStore(ChStoreOptions options, const Log& log)
+    : options_(std::move(options)),
+      log_(log),
+      table_(ChIdentifier(options_.cluster.database) + "." + ChIdentifier(kDistributedTable)),
+      writer_([this] { WriterLoop(); }) {}
+
+ClickHouseStore::~ClickHouseStore() {
+  Close();
+}
+
+void ClickHouseStore::Close() {
+  {
+    std::lock_guard lock(mu_);
+    if (closing_ && !writer_.joinable()) return;
+    closing_ = true;
+  }
+  cv_.notify_all();
+  if (writer_.joinable() && writer_.get_id() != std::this_thread::get_id()) writer_.join();
+}
+
+namespace {
+
+// An id for an event the client gave none: a hash of what the event is
+// (time, index, document) and of how many identical events came before it
+// in the same batch. A client that resends a batch after an error (as
+// Filebeat does after a 503 item) so sends the same ids again, and reads
+// collapse the copies (ch_schema.h); identical lines within one request
+// stay apart. 80 bits, as 20 hex digits.
+std::string ContentId(const Record& r, std::uint32_t occurrence) {
+  std::string bytes = fmt::format("{}\x1f{}\x1f{}\x1f", r.ts_ms, occurrence, r.index);
+  bytes += r.source;
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr);
+  std::string id;
+  for (unsigned i = 0; i < 10; ++i) fmt::format_to(std::back_inserter(id), "{:02x}", md[i]);
+  return id;
+}
+
+}  // namespace
+
+void ClickHouseStore::Append(std::vector<Record> records, AppendCallback done) {
+  std::size_t bytes = 0;
+  std::map<std::string, std::uint32_t> seen;  // ids given so far in this batch
+  for (Record& r : records) {
+    bytes += r.ApproxBytes();
+    if (!r.doc_id.empty()) continue;
+    std::string id = ContentId(r, 0);
+    if (std::uint32_t& n = seen[id]; n++ > 0) id = ContentId(r, n - 1);
+    r.doc_id = std::move(id);
+  }
+  {
+    std::unique_lock lock(mu_);
+    if (closing_) {
+      lock.unlock();
+      done(AppendResult{Status::Unavailable("storage is closed"), {}, {}});
+      return;
+    }
+    if (queued_bytes_ > 0 && queued_bytes_ + bytes > options_.max_queued_bytes) {
+      lock.unlock();
+      done(AppendResult{Status::Overloaded("the ClickHouse write queue is full"), {}, {}});
+      return;
+    }
+    queued_bytes_ += bytes;
+    queued_events_ += records.size();
+    queue_.push_back(Pending{std::move(records), std::move(done), bytes});
+  }
+  cv_.notify_one();
+}
+
+void ClickHouseStore::WriterLoop() {
+  for (;;) {
+    std::vector<Pending> batch;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return closing_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // closing, and everything written
+      std::size_t bytes = 0;
+      while (!queue_.empty() &&
+             (batch.empty() || bytes + queue_.front().bytes <= options_.insert_bytes)) {
+        bytes += queue_.front().bytes;
+        batch.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    std::size_t bytes = 0, events = 0;
+    for (const Pending& p : batch) {
+      bytes += p.bytes;
+      events += p.records.size();
+    }
+    const Status s = Insert(std::move(batch));
+    std::lock_guard lock(mu_);
+    queued_bytes_ -= bytes;
+    queued_events_ -= events;
+    last_insert_ = s;
+    if (s.ok()) inserted_events_ += events;
+  }
+}
+
+Status ClickHouseStore::Insert(std::vector<Pending> batch) {
+  ChRowEncoder encoder;
+  std::string rows;
+  std::vector<AppendResult> results(batch.size());
+  std::map<std::int64_t, std::vector<EventKey>> keys_by_day;
+  for (std::size_t b = 0; b < batch.size(); ++b) {
+    AppendResult& r = results[b];
+    for (const Record& rec : batch[b].records) {
+      if (Status s = encoder.Append(rec, rec.doc_id, rows); !s.ok()) {
+        if (r.status.ok()) r.status = s;
+        r.outcomes.push_back(RecordOutcome::kFailed);
+        r.ids.emplace_back();
+        continue;
+      }
+      r.outcomes.push_back(RecordOutcome::kCreated);
+      r.ids.push_back(rec.doc_id);
+      keys_by_day[DayOf(rec.ts_ms)].push_back(ChEventKey(rec.ts_ms, rec.doc_id));
+    }
+  }
+  Status inserted;
+  if (!rows.empty()) {
+    const std::string sql = "INSERT INTO " + table_ + " FORMAT JSONEachRow";
+    const ChSettings settings = {{"insert_distributed_sync", "1"}};
+    for (std::size_t tried = 0; tried < options_.cluster.hosts.size(); ++tried) {
+      const ChHost& host = options_.cluster.hosts[next_host_++ % options_.cluster.hosts.size()];
+      inserted = ChClient(host, options_.cluster.timeout).Insert(sql, rows, settings);
+      if (inserted.code() != StatusCode::kUnavailable) break;
+    }
+  }
+  if (!inserted.ok()) {
+    log_.Warn("clickhouse_insert_failed", {{"error", inserted.ToString()}});
+    for (AppendResult& r : results) {
+      r.status = inserted;
+      std::fill(r.outcomes.begin(), r.outcomes.end(), RecordOutcome::kFailed);
+      for (std::string& id : r.ids) id.clear();
+    }
+  } else {
+    std::lock_guard lock(observer_mu_);
+    if (observer_) {
+      for (auto& [day, keys] : keys_by_day) {
+        std::sort(keys.begin(), keys.end());
+        observer_(CommitNotice{day, keys});
+      }
+    }
+  }
+  for (std::size_t b = 0; b < batch.size(); ++b) batch[b].done(std::move(results[b]));
+  return inserted;
+}
+
+WriterStats ClickHouseStore::writer_stats() const {
+  std::lock_guard lock(mu_);
+  WriterStats w;
+  w.queued_bytes = queued_bytes_;
+  w.queued_events = queued_events_;
+  w.max_queue_bytes = options_.max_queued_bytes;
+  w.committed_events = inserted_events_;
+  w.last_commit = last_insert_;
+  w.stopping = closing_;
+  return w;
+}
+
+void ClickHouseStore::SetCommitObserver(CommitObserver observer) {
+  std::lock_guard lock(observer_mu_);
+  observer_ = std::move(observer);
+}
+
+Result<std::string> ClickHouseStore::Query(const std::string& sql, Clock::time_point deadline) {
+  const std::size_t n = options_.cluster.hosts.size();
+  const std::size_t first = next_host_++;
+  Status last;
+  for (std::size_t tried = 0; tried < n; ++tried) {
+    const auto now = Clock::now();
+    if (now >= deadline) return Status::DeadlineExceeded("query deadline exceeded");
+    const auto left =
+        deadline == Clock::time_point::max()
+            ? options_.cluster.timeout
+            : std::min(options_.cluster.timeout,
+                       std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) +
+                           std::chrono::milliseconds(1));
+    auto answer =
+        ChClient(options_.cluster.hosts[(first + tried) % n], left).Query(sql, kReadSettings);
+    if (answer.ok() || answer.status().code() != StatusCode::kUnavailable) return answer;
+    last = answer.status();
+    if (Clock::now() >= deadline) return Status::DeadlineExceeded("query deadline exceeded");
+  }
+  return last;
+}
+
+Result<std::vector<std::string>> ClickHouseStore::ExpandFuzzy(const query::Node& leaf,
+                                                              const std::string& word, TimeMs from,
+                                                              TimeMs to,
+                                                              Clock::time_point deadline) {
+  const std::string& field = leaf.term.field;
+  const bool keyword = IsKeywordField(field);
+  const std::string prefix =
+      keyword || query::IsMessageField(field) ? "" : ChTokenName(field) + kChNameMark;
+  std::string sql;
+  if (keyword) {
+    sql = fmt::format(
+        "SELECT DISTINCT v FROM {} ARRAY JOIN str_names AS n, str_values AS v WHERE "
+        "{} AND n = {}{}",
+        table_, TimeBounds(from, to), ChString(field), kJsonRows);
+  } else {
+    sql = fmt::format(
+        "SELECT DISTINCT v FROM {} ARRAY JOIN splitByChar(' ', {}) AS v WHERE {} AND v != ''{}{}",
+        table_, prefix.empty() ? "tokens" : "ftokens", TimeBounds(from, to),
+        prefix.empty()
+            ? std::string()
+            : fmt::format(" AND substring(v, 1, {}) = {}", prefix.size(), ChString(prefix)),
+        kJsonRows);
+  }
+  auto body = Query(sql, deadline);
+  if (!body.ok()) return body.status();
+  auto values = ParseStrings(*body, "v");
+  if (!values.ok()) return values.status();
+  const unsigned max = std::min(leaf.term.distance, 2u);
+  std::vector<std::string> out;
+  for (std::string& v : *values) {
+    const std::string_view candidate = std::string_view(v).substr(prefix.size());
+    if (BoundedEditDistance(candidate, word, max) > max) continue;
+    if (out.size() == kMaxFuzzyMatches) {
+      return Status::InvalidArgument(
+          fmt::format("fuzzy `{}` at byte {} matches more than {} distinct terms", leaf.term.text,
+                      leaf.position, kMaxFuzzyMatches));
+    }
+    out.emplace_back(candidate);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Result<std::string> ClickHouseStore::Compile(const query::Node& query, TimeMs from, TimeMs to,
+                                             Clock::time_point deadline) {
+  return CompileChQuery(query, [&](const query::Node& leaf, const std::string& word) {
+    return ExpandFuzzy(leaf, word, from, to, deadline);
+  });
+}
+
+Result<SearchPage> ClickHouseStore::Search(const SearchRequest& req) {
+  auto where = Compile(*req.query, req.from, req.to, req.deadline);
+  if (!where.ok()) return where.status();
+  SearchPage page;
+  // The count and the newest match's time in one pass: the windows below
+  // then start where the hits are.
+  TimeMs end = req.to;
+  if (req.before) end = std::min(end, (*req.before >> 20) + 1);
+  if (req.count_limit > 0) {
+    auto body = Query(
+        fmt::format("SELECT uniqExact(id), max(t) FROM {} FORMAT TabSeparated",
+                    FromEvents(table_, TimeBounds(req.from, req.to) + " AND (" + *where + ")")),
+        req.deadline);
+    if (!body.ok()) return body.status();
+    auto counted = ParseCounts(*body);
+    if (!counted.ok()) return counted.status();
+    const auto [n, newest] = *counted;
+    page.total_exact = n <= req.count_limit;
+    page.total = std::min<std::uint64_t>(n, req.count_limit);
+    if (n == 0) return page;
+    end = std::min<TimeMs>(end, static_cast<TimeMs>(newest) + 1);
+  }
+  // Newest first, one window at a time back from the end.
+  std::size_t window = 0;
+  while (page.hits.size() < req.limit && end > req.from) {
+    const TimeMs span = window < std::size(kWindows) ? kWindows[window++] : end - req.from;
+    const TimeMs start = std::max(req.from, end - span);
+    std::string conditions = TimeBounds(start, end) + " AND (" + *where + ")";
+    std::string outer;
+    if (req.before) outer = fmt::format(" WHERE key < {}", *req.before);
+    auto body = Query(
+        fmt::format("SELECT {} FROM {}{} ORDER BY key DESC LIMIT 1 BY id LIMIT {}{}", kHitColumns,
+                    FromEvents(table_, conditions), outer, req.limit - page.hits.size(), kJsonRows),
+        req.deadline);
+    if (!body.ok()) return body.status();
+    auto hits = ParseHits(*body);
+    if (!hits.ok()) return hits.status();
+    for (StoredEvent& e : *hits) page.hits.push_back(std::move(e));
+    end = start;
+  }
+  if (page.hits.size() == req.limit && req.limit > 0) page.next = page.hits.back().key;
+  return page;
+}
+
+Result<std::vector<HistogramBucket>> ClickHouseStore::Histogram(const SearchRequest& req,
+                                                                TimeMs interval) {
+  if (interval <= 0) return Status::InvalidArgument("histogram interval must be positive");
+  auto where = Compile(*req.query, req.from, req.to, req.deadline);
+  if (!where.ok()) return where.status();
+  auto body = Query(fmt::format("SELECT intDiv({0}, {1}) * {1} AS b, uniqExact(id) FROM {2} "
+                                "WHERE {3} AND ({4}) GROUP BY b ORDER BY b FORMAT TabSeparated",
+                                kChTimeMs, interval, table_, TimeBounds(req.from, req.to), *where),
+                    req.deadline);
+  if (!body.ok()) return body.status();
+  std::vector<HistogramBucket> out;
+  std::size_t begin = 0;
+  while (begin < body->size()) {
+    std::size_t end = body->find('\n', begin);
+    if (end == std::string::npos) end = body->size();
+    const std::string_view line = std::string_view(*body).substr(begin, end - begin);
+    HistogramBucket b;
+    const auto tab = line.find('\t');
+    if (tab == std::string_view::npos ||
+        std::from_chars(line.data(), line.data() + tab, b.start).ec != std::errc() ||
+        std::from_chars(line.data() + tab + 1, line.data() + line.size(), b.count).ec !=
+            std::errc()) {
+      return Status::Internal("ClickHouse: unexpected histogram row");
+    }
+    out.push_back(b);
+    begin = end + 1;
+  }
+  return out;
+}
+
+Result<HistogramTable> ClickHouseStore::Histogram(const SearchRequest& req,
+                                                  const HistogramSpec& spec) {
+  if (!spec.split_field.empty()) return NotYet("a histogram split by a field");
+  if (!spec.value_field.empty()) return NotYet("a histogram of a field's values");
+  auto buckets = Histogram(req, spec.interval);
+  if (!buckets.ok()) return buckets.status();
+  HistogramTable table;
+  for (const HistogramBucket& b : *buckets) {
+    HistogramTable::Bucket out;
+    out.start = b.start;
+    out.total.count = b.count;
+    table.buckets.push_back(std::move(out));
+  }
+  return table;
+}
+
+Result<TermsResult> ClickHouseStore::TopValues(const SearchRequest&, const std::string&,
+                                               std::size_t, std::size_t) {
+  return NotYet("a field's top values");
+}
+
+Result<ScanPage> ClickHouseStore::Scan(const ScanRequest& req) {
+  if (req.cancelled != nullptr && req.cancelled->load()) return Status::Unavailable("cancelled");
+  const TimeMs from = std::max<TimeMs>(req.lo >> 20, 0);
+  const TimeMs to = std::min<TimeMs>(req.hi >> 20, kMaxEventTime) + 1;
+  if (from >= to || req.limit == 0) return ScanPage{};
+  auto where = Compile(*req.query, from, to, req.deadline);
+  if (!where.ok()) return where.status();
+  const std::string conditions = TimeBounds(from, to) + " AND (" + *where + ")";
+  auto body = Query(fmt::format("SELECT {} FROM {} WHERE key >= {} AND key <= {} ORDER BY key {} "
+                                "LIMIT 1 BY id LIMIT {}{}",
+                                kHitColumns, FromEvents(table_, conditions), req.lo, req.hi,
+                                req.ascending ? "ASC" : "DESC", req.limit, kJsonRows),
+                    req.deadline);
+  if (!body.ok()) return body.status();
+  auto hits = ParseHits(*body);
+  if (!hits.ok()) return hits.status();
+  ScanPage page;
+  std::size_t bytes = 0;
+  for (StoredEvent& e : *hits) {
+    bytes += e.source.size();
+    page.events.push_back(std::move(e));
+    if (bytes > req.max_bytes) break;
+  }
+  page.more = page.events.size() == req.limit || page.events.size() < hits->size();
+  return page;
+}
+
+Result<std::optional<StoredEvent>> ClickHouseStore::Get(std::string_view id) {
+  auto body = Query(fmt::format("SELECT {} FROM {} LIMIT 1{}", kHitColumns,
+                                FromEvents(table_, "id = " + ChString(id)), kJsonRows),
+                    Clock::now() + options_.cluster.timeout);
+  if (!body.ok()) return body.status();
+  auto hits = ParseHits(*body);
+  if (!hits.ok()) return hits.status();
+  if (hits->empty()) return std::optional<StoredEvent>();
+  return std::optional<StoredEvent>(std::move(hits->front()));
+}
+
+Result<FieldsSummary> ClickHouseStore::SummarizeFields(const SearchRequest&, const FieldsSpec&) {
+  return NotYet("field statistics");
+}
+
+Result<Neighbors> ClickHouseStore::FindNeighbors(const SearchRequest&, const NeighborsSpec&) {
+  return NotYet("the context of an event");
+}
+
+Result<GroupsPage> ClickHouseStore::Groups(const GroupsRequest&) {
+  return NotYet("the runs rollup");
+}
+
+Result<std::optional<TimeExtent>> ClickHouseStore::Extent(Clock::time_point deadline) {
+  auto body = Query(fmt::format("SELECT count(), min({0}), max({0}) FROM {1} FORMAT TabSeparated",
+                                kChTimeMs, table_),
+                    deadline);
+  if (!body.ok()) return body.status();
+  std::uint64_t count = 0;
+  TimeExtent extent;
+  const char* p = body->data();
+  const char* end = p + body->size();
+  auto next = [&](auto& value) {
+    const auto r = std::from_chars(p, end, value);
+    p = r.ptr < end ? r.ptr + 1 : end;
+    return r.ec == std::errc();
+  };
+  if (!next(count) || !next(extent.first) || !next(extent.last)) {
+    return Status::Internal("ClickHouse: unexpected answer " + *body);
+  }
+  if (count == 0) return std::optional<TimeExtent>();
+  return std::optional<TimeExtent>(extent);
+}
+
+std::vector<PartitionInfo> ClickHouseStore::Partitions() {
+  return {};
+}
+
+}  // namespace dashcam::storage::clickhouse

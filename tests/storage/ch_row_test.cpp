@@ -1,0 +1,156 @@
+// Tests for what the ClickHouse backend writes and asks without a server
+// (storage/clickhouse/ch_row.h, ch_query_compiler.h): the search columns'
+// encoding, ids and keys, and the leaves the compiler refuses. Whether the
+// compiled SQL finds what it should is the differential query test's job,
+// against a real cluster (tests/integration/query_differential_test.cpp).
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include "storage/clickhouse/ch_query_compiler.h"
+#include "storage/clickhouse/ch_row.h"
+
+namespace dashcam::storage::clickhouse {
+namespace {
+
+namespace json = boost::json;
+
+Record MakeRecord(std::string source, TimeMs ts = 1795903200123) {
+  Record r;
+  r.ts_ms = ts;
+  r.index = "logs";
+  r.level = "ERROR";
+  r.source = std::move(source);
+  return r;
+}
+
+json::object Row(const Record& r, std::string_view id = "ev-1") {
+  ChRowEncoder encoder;
+  std::string out;
+  const Status s = encoder.Append(r, id, out);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(out.back(), '\n');
+  return json::parse(out).as_object();
+}
+
+std::vector<std::string> Strings(const json::value& v) {
+  std::vector<std::string> out;
+  for (const json::value& e : v.as_array()) out.emplace_back(e.as_string());
+  return out;
+}
+
+TEST(ChRowTest, MessageTokensAreSpaceDelimitedForWholeTokenSearch) {
+  const json::object row = Row(
+      MakeRecord(R"({"message":"CUDA error: out of memory on GPU-3 显存不足","user":"zhangsan"})"));
+  EXPECT_EQ(row.at("tokens").as_string(), " cuda error out of memory on gpu 3 显存 存不 不足 ");
+  EXPECT_EQ(row.at("message").as_string(), "CUDA error: out of memory on GPU-3 显存不足");
+  EXPECT_EQ(row.at("has_msg").to_number<int>(), 1);
+  EXPECT_EQ(row.at("ts").as_string(), "2026-11-28 22:00:00");
+  EXPECT_EQ(row.at("ms").to_number<int>(), 123);
+  EXPECT_EQ(row.at("seq").to_number<std::uint32_t>(), ChSeq("ev-1"));
+  EXPECT_EQ(row.at("idx").as_string(), "logs");
+  EXPECT_EQ(row.at("level").as_string(), "ERROR");
+}
+
+TEST(ChRowTest, FieldValuesAreSegmentsAndArraysByType) {
+  const json::object row = Row(MakeRecord(
+      R"({"message":"m","tags":["a b","c"],"gpu":3,"ok":true,"port":"8080","run":{"id":"r 42"},"x":null})"));
+  // One segment per value, so a phrase cannot span two array elements.
+  EXPECT_EQ(row.at("ftokens").as_string(),
+            "\x1e _index\x1flogs \x1e tags\x1f"
+            "a tags\x1f"
+            "b \x1e tags\x1f"
+            "c \x1e ok\x1ftrue \x1e port\x1f"
+            "8080 \x1e");
+  // run.id is a keyword field: whole values only, no tokens.
+  EXPECT_EQ(Strings(row.at("str_names")),
+            (std::vector<std::string>{"_index", "tags", "tags", "ok", "port", "run.id"}));
+  EXPECT_EQ(Strings(row.at("str_values")),
+            (std::vector<std::string>{"logs", "a b", "c", "true", "8080", "r 42"}));
+  EXPECT_EQ(Strings(row.at("num_names")), std::vector<std::string>{"gpu"});
+  EXPECT_EQ(row.at("num_values").as_array().at(0).to_number<double>(), 3.0);
+  // A string that is a number also takes part in numeric ranges.
+  EXPECT_EQ(Strings(row.at("snum_names")), std::vector<std::string>{"port"});
+  EXPECT_EQ(row.at("snum_values").as_array().at(0).to_number<double>(), 8080.0);
+  EXPECT_EQ(row.at("tokens").as_string(), " m ");
+}
+
+TEST(ChRowTest, NamesCannotForgeAnotherFieldsTokens) {
+  EXPECT_EQ(ChTokenName("a b\x1f"
+                        "c\x1e"),
+            "a\x1d"
+            "b\x1d"
+            "c\x1d");
+  const json::object row = Row(MakeRecord(R"({"a b":"x"})"));
+  EXPECT_EQ(row.at("ftokens").as_string(),
+            "\x1e _index\x1flogs \x1e a\x1d"
+            "b\x1fx \x1e");
+}
+
+TEST(ChRowTest, RefusesWhatTheTableCannotHold) {
+  ChRowEncoder encoder;
+  std::string out;
+  EXPECT_EQ(encoder.Append(MakeRecord("{}", 4294967296000), "id", out).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(encoder.Append(MakeRecord("[1]"), "id", out).code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(out.empty());
+}
+
+TEST(ChRowTest, KeysFollowTimeThenTheIdsHash) {
+  EXPECT_LT(ChEventKey(1000, "zzz"), ChEventKey(1001, "aaa"));
+  EXPECT_EQ(ChEventKey(1000, "a") >> 20, 1000);
+  EXPECT_EQ(ChSeq("a"), ChSeq("a"));
+  EXPECT_NE(ChSeq("a"), ChSeq("b"));
+  EXPECT_LE(ChSeq("anything"), 0xFFFFFu);
+}
+
+query::Node Leaf(query::NodeKind kind, std::string field, std::string text, unsigned distance) {
+  query::Term t;
+  t.field = std::move(field);
+  t.text = std::move(text);
+  t.distance = distance;
+  return query::Node::MakeLeaf(kind, std::move(t), 17);
+}
+
+TEST(ChQueryCompilerTest, RefusesWhatItCannotCompileWithThePosition) {
+  auto near = CompileChQuery(Leaf(query::NodeKind::kNear, "", "cuda memory", 3));
+  ASSERT_FALSE(near.ok());
+  EXPECT_EQ(near.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(near.status().message().find("byte 17"), std::string::npos) << near.status().message();
+  // A fuzzy leaf needs the stored tokens; on text it must be one word.
+  auto fuzzy = CompileChQuery(Leaf(query::NodeKind::kFuzzy, "", "memroy", 1));
+  EXPECT_EQ(fuzzy.status().code(), StatusCode::kInvalidArgument);
+  bool asked = false;
+  auto two_words = CompileChQuery(
+      Leaf(query::NodeKind::kFuzzy, "", "out of", 1),
+      [&](const query::Node&, const std::string&) -> Result<std::vector<std::string>> {
+        asked = true;
+        return std::vector<std::string>{};
+      });
+  EXPECT_EQ(two_words.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(asked);
+}
+
+TEST(ChQueryCompilerTest, FuzzyAsksForTheFoldedWordAndMatchesWhatComesBack) {
+  std::string word_asked;
+  auto sql = CompileChQuery(
+      Leaf(query::NodeKind::kFuzzy, "", "MEMROY", 1),
+      [&](const query::Node&, const std::string& word) -> Result<std::vector<std::string>> {
+        word_asked = word;
+        return std::vector<std::string>{"memory", "memroy"};
+      });
+  ASSERT_TRUE(sql.ok()) << sql.status().ToString();
+  EXPECT_EQ(word_asked, "memroy");
+  EXPECT_NE(sql->find("memory|memroy"), std::string::npos) << *sql;
+  // Nothing within the distance: matches nothing.
+  auto none = CompileChQuery(
+      Leaf(query::NodeKind::kFuzzy, "", "zzz", 1),
+      [](const query::Node&, const std::string&) -> Result<std::vector<std::string>> {
+        return std::vector<std::string>{};
+      });
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(*none, "0");
+}
+
+}  // namespace
+}  // namespace dashcam::storage::clickhouse
