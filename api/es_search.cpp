@@ -377,9 +377,13 @@ Result<EsResult> Run(storage::EventStore& store, const EsRequest& r, bool count,
   return out;
 }
 
-void WriteShards(JsonWriter& w) {
+// One shard, as Elasticsearch counts them; a partial answer (storage
+// skipped part of its data that did not answer) reports it failed, as
+// Elasticsearch does when some shards fail.
+void WriteShards(JsonWriter& w, bool partial) {
   w.Key("_shards").BeginObject();
-  w.Key("total").Int(1).Key("successful").Int(1).Key("skipped").Int(0).Key("failed").Int(0);
+  w.Key("total").Int(1).Key("successful").Int(partial ? 0 : 1).Key("skipped").Int(0);
+  w.Key("failed").Int(partial ? 1 : 0);
   w.EndObject();
 }
 
@@ -414,7 +418,7 @@ void WriteTerms(JsonWriter& w, const Agg& agg, const storage::TermsResult& t) {
 std::string SearchBody(const EsRequest& r, const EsResult& res, std::int64_t took) {
   JsonWriter w;
   w.BeginObject().Key("took").Int(took).Key("timed_out").Bool(false);
-  WriteShards(w);
+  WriteShards(w, res.page.partial);
   w.Key("hits").BeginObject();
   if (r.count_limit > 0) {
     if (r.total_as_int) {
@@ -489,6 +493,10 @@ boost::asio::awaitable<HttpResponse> HandleEsSearch(HttpRequest req, std::string
     if (s.code() == StatusCode::kDeadlineExceeded) {
       co_return EsError(req, http::status::service_unavailable, "query_timeout", s.message());
     }
+    if (s.code() == StatusCode::kUnavailable) {  // e.g. a ClickHouse shard down
+      co_return EsError(req, http::status::service_unavailable, "unavailable_shards_exception",
+                        s.message());
+    }
     const bool bad = s.code() == StatusCode::kInvalidArgument;
     co_return EsError(req, bad ? http::status::bad_request : http::status::internal_server_error,
                       bad ? "illegal_argument_exception" : "exception", s.message());
@@ -498,7 +506,7 @@ boost::asio::awaitable<HttpResponse> HandleEsSearch(HttpRequest req, std::string
   if (count) {
     JsonWriter w;
     w.BeginObject().Key("count").Uint(result->page.total);
-    WriteShards(w);
+    WriteShards(w, result->page.partial);
     w.EndObject();
     co_return MakeJsonResponse(req, http::status::ok, w.Release());
   }

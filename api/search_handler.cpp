@@ -74,6 +74,9 @@ std::string SearchBody(const storage::SearchPage& page, std::int64_t took_ms,
   w.Key("took_ms").Int(took_ms);
   w.Key("total").Uint(page.total);
   w.Key("total_relation").String(page.total_exact ? "eq" : "gte");
+  // Only a backend that may skip data that does not answer sets it
+  // (--allow-partial); the answer then lacks what it skipped.
+  if (page.partial) w.Key("partial").Bool(true);
   w.Key("hits").BeginArray();
   for (const storage::StoredEvent& ev : page.hits) {
     w.BeginObject();
@@ -107,6 +110,7 @@ HttpResponse TextResponse(const HttpRequest& req, const storage::SearchPage& pag
   res.set(http::field::content_type, "text/plain; charset=utf-8");
   res.set("X-Dashcam-Total", fmt::format("{}{}", page.total, page.total_exact ? "" : "+"));
   if (page.next) res.set("X-Dashcam-Next-Cursor", storage::FormatEventKey(*page.next));
+  if (page.partial) res.set("X-Dashcam-Partial", "true");
   res.body() = std::move(body);
   res.prepare_payload();
   return res;

@@ -111,6 +111,10 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
                  "cluster whose tables are created when missing")
       ->envname("DASHCAM_STORAGE")
       ->capture_default_str();
+  app.add_flag("--allow-partial", c.allow_partial,
+               "With ClickHouse storage: while a shard is down, searches answer from the others "
+               "and say \"partial\": true (by default they fail with 503)")
+      ->envname("DASHCAM_ALLOW_PARTIAL");
   app.add_option("--threads", c.threads, "I/O threads; 0 means one per core")
       ->envname("DASHCAM_THREADS")
       ->capture_default_str();

@@ -19,6 +19,7 @@ struct Config {
   // "sqlite" (or empty): the day partitions in data_dir; a clickhouse:// URL
   // (storage/clickhouse/ch_options.h): a ClickHouse cluster.
   std::string storage = "sqlite";
+  bool allow_partial = false;  // ClickHouse: searches skip shards that are down
   unsigned threads = 0;        // I/O threads; 0: number of cores
   unsigned query_threads = 0;  // query workers; 0: threads - 1, at least 2 (server/worker_pool.h)
   int query_nice = 0;          // nice increment of the query workers

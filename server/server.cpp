@@ -75,9 +75,14 @@ Result<std::unique_ptr<storage::EventStore>> OpenStore(const Config& c, Metrics&
   if (storage::clickhouse::IsClickHouseUrl(c.storage)) {
     auto cluster = storage::clickhouse::ParseClickHouseUrl(c.storage);
     if (!cluster.ok()) return cluster.status();
+    const storage::SqliteStoreOptions local = StoreOptions(c, metrics);
     storage::clickhouse::ChStoreOptions o;
     o.cluster = std::move(*cluster);
     o.max_queued_bytes = c.queue_bytes;
+    o.allow_partial = c.allow_partial;
+    o.retention = local.retention;
+    o.now = local.now;
+    o.metrics = local.metrics;
     auto store = storage::clickhouse::ClickHouseStore::Open(std::move(o), log);
     if (!store.ok()) return store.status();
     return std::unique_ptr<storage::EventStore>(std::move(*store));

@@ -97,6 +97,9 @@ struct SearchPage {
   std::uint64_t total = 0;        // matches in the range (not limited by `before`)
   bool total_exact = true;        // false: total reached count_limit
   std::optional<EventKey> next;   // pass as `before` for the next page
+  // Some of the data did not answer and was skipped (a ClickHouse shard
+  // down, with ChStoreOptions::allow_partial): hits and total may lack it.
+  bool partial = false;
 };
 
 // Matching events per time bucket: bucket start (a multiple of the interval

@@ -136,7 +136,22 @@ Result<std::unique_ptr<ClickHouseStore>> ClickHouseStore::Open(ChStoreOptions op
                                  {"version", n.version},
                                  {"shards", static_cast<std::uint64_t>(n.shards)}});
   }
-  return std::unique_ptr<ClickHouseStore>(new ClickHouseStore(std::move(options), log));
+  std::unique_ptr<ClickHouseStore> store(new ClickHouseStore(std::move(options), log));
+  ClickHouseStore* self = store.get();
+  auto now = self->options_.now;
+  if (!now) {
+    now = [] {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+          .count();
+    };
+  }
+  store->retention_ = std::make_unique<RetentionEnforcer>(
+      self->options_.retention, [self] { return self->Partitions(); },
+      [self](std::int64_t day) { return self->DropDay(day); }, std::move(now), log,
+      self->options_.metrics);
+  store->retention_->Start();
+  return store;
 }
 
 ClickHouseStore::ClickHouseStore(ChStoreOptions options, const Log& log)
@@ -150,6 +165,7 @@ ClickHouseStore::~ClickHouseStore() {
 }
 
 void ClickHouseStore::Close() {
+  if (retention_) retention_->Stop();
   {
     std::lock_guard lock(mu_);
     if (closing_ && !writer_.joinable()) return;
@@ -304,11 +320,15 @@ void ClickHouseStore::SetCommitObserver(CommitObserver observer) {
   observer_ = std::move(observer);
 }
 
-Result<std::string> ClickHouseStore::Query(const std::string& sql, Clock::time_point deadline) {
+Result<std::string> ClickHouseStore::Query(const std::string& sql, Clock::time_point deadline,
+                                           bool* partial) {
   const std::size_t n = options_.cluster.hosts.size();
   const std::size_t first = next_host_++;
+  // Every node in turn; then, when partial answers are allowed and some
+  // node answered that part of the cluster is down, once more skipping it.
+  const bool may_skip = partial != nullptr && options_.allow_partial;
   Status last;
-  for (std::size_t tried = 0; tried < n; ++tried) {
+  for (std::size_t tried = 0; tried < (may_skip ? 2 * n : n); ++tried) {
     const auto now = Clock::now();
     if (now >= deadline) return Status::DeadlineExceeded("query deadline exceeded");
     const auto left =
@@ -317,8 +337,11 @@ Result<std::string> ClickHouseStore::Query(const std::string& sql, Clock::time_p
             : std::min(options_.cluster.timeout,
                        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) +
                            std::chrono::milliseconds(1));
-    auto answer =
-        ChClient(options_.cluster.hosts[(first + tried) % n], left).Query(sql, kReadSettings);
+    const bool skipping = tried >= n;
+    ChSettings settings = kReadSettings;
+    if (skipping) settings.emplace_back("skip_unavailable_shards", "1");
+    auto answer = ChClient(options_.cluster.hosts[(first + tried) % n], left).Query(sql, settings);
+    if (answer.ok() && skipping) *partial = true;
     if (answer.ok() || answer.status().code() != StatusCode::kUnavailable) return answer;
     last = answer.status();
     if (Clock::now() >= deadline) return Status::DeadlineExceeded("query deadline exceeded");
@@ -388,7 +411,7 @@ Result<SearchPage> ClickHouseStore::Search(const SearchRequest& req) {
     auto body = Query(
         fmt::format("SELECT uniqExact(id), max(t) FROM {} FORMAT TabSeparated",
                     FromEvents(table_, TimeBounds(req.from, req.to) + " AND (" + *where + ")")),
-        req.deadline);
+        req.deadline, &page.partial);
     if (!body.ok()) return body.status();
     auto counted = ParseCounts(*body);
     if (!counted.ok()) return counted.status();
@@ -409,7 +432,7 @@ Result<SearchPage> ClickHouseStore::Search(const SearchRequest& req) {
     auto body = Query(
         fmt::format("SELECT {} FROM {}{} ORDER BY key DESC LIMIT 1 BY id LIMIT {}{}", kHitColumns,
                     FromEvents(table_, conditions), outer, req.limit - page.hits.size(), kJsonRows),
-        req.deadline);
+        req.deadline, &page.partial);
     if (!body.ok()) return body.status();
     auto hits = ParseHits(*body);
     if (!hits.ok()) return hits.status();
@@ -542,8 +565,79 @@ Result<std::optional<TimeExtent>> ClickHouseStore::Extent(Clock::time_point dead
   return std::optional<TimeExtent>(extent);
 }
 
+Result<std::vector<PartitionInfo>> ClickHouseStore::ListDays(
+    std::map<std::int64_t, std::uint64_t>* rows) {
+  const ChOptions& c = options_.cluster;
+  const std::string sql = fmt::format(
+      "SELECT partition, sum(bytes_on_disk), sum(rows) FROM system.parts WHERE database = {} AND "
+      "table = {} AND active GROUP BY partition FORMAT TabSeparated",
+      ChString(c.database), ChString(kLocalTable));
+  std::map<std::int64_t, std::uint64_t> bytes;
+  for (const ChHost& host : c.hosts) {
+    auto body = ChClient(host, c.timeout).Query(sql);
+    if (!body.ok()) return body.status();
+    std::size_t begin = 0;
+    while (begin < body->size()) {
+      std::size_t end = body->find('\n', begin);
+      if (end == std::string::npos) end = body->size();
+      // "YYYYMMDD\tbytes\trows"
+      const std::string_view line = std::string_view(*body).substr(begin, end - begin);
+      std::uint64_t day_bytes = 0, day_rows = 0;
+      const auto tab1 = line.find('\t'), tab2 = line.rfind('\t');
+      const auto day = tab1 == 8 ? ParseDay(fmt::format("{}-{}-{}", line.substr(0, 4),
+                                                        line.substr(4, 2), line.substr(6, 2)))
+                                 : std::nullopt;
+      if (!day || tab2 == tab1 ||
+          std::from_chars(line.data() + tab1 + 1, line.data() + tab2, day_bytes).ec !=
+              std::errc() ||
+          std::from_chars(line.data() + tab2 + 1, line.data() + line.size(), day_rows).ec !=
+              std::errc()) {
+        return Status::Internal("ClickHouse: unexpected system.parts row");
+      }
+      bytes[*day] += day_bytes;
+      if (rows != nullptr) (*rows)[*day] += day_rows;
+      begin = end + 1;
+    }
+  }
+  std::vector<PartitionInfo> out;
+  for (const auto& [day, n] : bytes) {
+    out.push_back(
+        PartitionInfo{day, fmt::format("{}.{}/{}", c.database, kLocalTable, FormatDay(day)), n});
+  }
+  return out;
+}
+
 std::vector<PartitionInfo> ClickHouseStore::Partitions() {
-  return {};
+  auto days = ListDays(nullptr);
+  if (!days.ok()) {
+    log_.Warn("clickhouse_partitions_failed", {{"error", days.status().ToString()}});
+    return {};
+  }
+  return std::move(*days);
+}
+
+Result<DroppedPartition> ClickHouseStore::DropDay(std::int64_t day) {
+  std::map<std::int64_t, std::uint64_t> rows;
+  auto days = ListDays(&rows);
+  if (!days.ok()) return days.status();
+  DroppedPartition d;
+  d.day = day;
+  d.events = rows[day];  // copies not yet merged counted too
+  for (const PartitionInfo& p : *days) d.bytes += p.day == day ? p.bytes : 0;
+  // The partition's value: toYYYYMMDD of the day, a UInt32.
+  const std::string ymd = FormatDay(day);
+  const std::string sql = fmt::format(
+      "ALTER TABLE {}.{} DROP PARTITION {}{}{}", ChIdentifier(options_.cluster.database),
+      ChIdentifier(kLocalTable), ymd.substr(0, 4), ymd.substr(5, 2), ymd.substr(8, 2));
+  for (const ChHost& host : options_.cluster.hosts) {
+    auto r = ChClient(host, options_.cluster.timeout).Query(sql);
+    if (!r.ok()) return r.status();
+  }
+  return d;
+}
+
+RetentionStatus ClickHouseStore::Retention() {
+  return retention_->Status();
 }
 
 }  // namespace dashcam::storage::clickhouse

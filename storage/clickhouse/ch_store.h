@@ -22,6 +22,11 @@
 // widening time windows back from the end of the range, since 18.16 reads
 // a whole column for ORDER BY ... LIMIT without a lower time bound.
 //
+// Retention (retention.h's rules) drops a day with ALTER TABLE ... DROP
+// PARTITION on every node's local table; Partitions() sums each day's parts
+// over the nodes (system.parts). A node that cannot be reached fails the
+// drop, and the next check tries again.
+//
 // Not yet on this backend (InvalidArgument saying so): TopValues, split or
 // value histograms, SummarizeFields, FindNeighbors and Groups.
 //
@@ -31,6 +36,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -38,6 +44,8 @@
 #include "storage/clickhouse/ch_options.h"
 #include "storage/event_store.h"
 #include "storage/log.h"
+#include "storage/metrics.h"
+#include "storage/retention.h"
 
 namespace dashcam::storage::clickhouse {
 
@@ -49,6 +57,14 @@ struct ChStoreOptions {
   // Records' bytes one INSERT carries at most (a single larger batch is
   // inserted whole).
   std::size_t insert_bytes = 16 << 20;
+  // Searches answer from the shards that are up, flagged partial
+  // (SearchPage::partial), instead of failing while a shard is down. Other
+  // reads fail either way.
+  bool allow_partial = false;
+  RetentionPolicy retention;  // Default: keep everything
+  // The wall clock that decides today's day for retention.
+  std::function<TimeMs()> now;  // Default: the system clock
+  Metrics* metrics = nullptr;   // retention counters; may be null; outlives the store
 };
 
 class ClickHouseStore final : public EventStore {
@@ -73,6 +89,7 @@ class ClickHouseStore final : public EventStore {
   Result<GroupsPage> Groups(const GroupsRequest& req) override;
   Result<std::optional<TimeExtent>> Extent(Clock::time_point deadline) override;
   std::vector<PartitionInfo> Partitions() override;
+  RetentionStatus Retention() override;
   WriterStats writer_stats() const override;
   void Close() override;
 
@@ -89,12 +106,18 @@ class ClickHouseStore final : public EventStore {
   // Inserts the batch and reports each part done; the insert's status.
   Status Insert(std::vector<Pending> batch);
   // Runs `sql` on a node, trying each in turn while they are unreachable;
-  // the answer's body. DeadlineExceeded once `deadline` has passed.
-  Result<std::string> Query(const std::string& sql, Clock::time_point deadline);
+  // the answer's body. DeadlineExceeded once `deadline` has passed. With
+  // `partial` and allow_partial, when no node can answer whole, a node
+  // answers without the shards that are down, and *partial is set.
+  Result<std::string> Query(const std::string& sql, Clock::time_point deadline,
+                            bool* partial = nullptr);
   // The query as a ClickHouse condition for events in [from, to): fuzzy
   // leaves take the tokens stored in that range (ExpandFuzzy).
   Result<std::string> Compile(const query::Node& query, TimeMs from, TimeMs to,
                               Clock::time_point deadline);
+  // Each day's parts over every node: bytes, and rows in `rows` (by day).
+  Result<std::vector<PartitionInfo>> ListDays(std::map<std::int64_t, std::uint64_t>* rows);
+  Result<DroppedPartition> DropDay(std::int64_t day);
   Result<std::vector<std::string>> ExpandFuzzy(const query::Node& leaf, const std::string& word,
                                                TimeMs from, TimeMs to, Clock::time_point deadline);
 
@@ -114,6 +137,7 @@ class ClickHouseStore final : public EventStore {
   std::mutex observer_mu_;
   std::atomic<std::size_t> next_host_{0};  // round-robin over the nodes
   std::thread writer_;
+  std::unique_ptr<RetentionEnforcer> retention_;  // set in Open
 };
 
 }  // namespace dashcam::storage::clickhouse

@@ -342,7 +342,8 @@ TEST(ClickHouseStoreTest, TwoInstancesOverOneClusterAnswerAlike) {
 }
 
 // A shard down: writes are refused (503 items, nothing buffered without
-// bound), searches fail with a reason, /readyz says not ready. Once the
+// bound), searches fail with a reason (or, with --allow-partial, answer
+// from the other shard flagged partial), /readyz says not ready. Once the
 // shard is back, the client resends what failed (as Filebeat does) and
 // every event is there exactly once, though the failed insert had written
 // part of the batch to the live shard.
@@ -354,6 +355,10 @@ TEST(ClickHouseStoreTest, AShardDownRefusesThenRecoversWithNothingLostOrDuplicat
       dir.path() + "/data",
       {"--storage", cluster.StorageUrl("down") + "&timeout_ms=3000", "--no-detectors"});
   ASSERT_TRUE(server.Start()) << server.error() << server.ReadLog();
+  TestServer partial_server(dir.path() + "/partial",
+                            {"--storage", cluster.StorageUrl("down") + "&timeout_ms=3000",
+                             "--no-detectors", "--allow-partial"});
+  ASSERT_TRUE(partial_server.Start()) << partial_server.error() << partial_server.ReadLog();
   HttpClient client("127.0.0.1", server.port());
   const std::int64_t base_ms = 1795903200000;
   const std::map<std::string, std::string> headers{{"Content-Type", "application/x-ndjson"}};
@@ -373,6 +378,20 @@ TEST(ClickHouseStoreTest, AShardDownRefusesThenRecoversWithNothingLostOrDuplicat
   const SearchAnswer during = Search(client, "*");
   EXPECT_EQ(during.status, 503) << during.body;
   EXPECT_NE(during.body.find("reason"), std::string::npos) << during.body;
+  // With --allow-partial, the same search answers from the shard that is
+  // up, and says so (here and in the Elasticsearch API's _shards).
+  HttpClient lenient("127.0.0.1", partial_server.port());
+  const SearchAnswer partial = Search(lenient, "*");
+  ASSERT_EQ(partial.status, 200) << partial.body.substr(0, 300);
+  EXPECT_NE(partial.body.find("\"partial\":true"), std::string::npos)
+      << partial.body.substr(0, 300);
+  EXPECT_GT(partial.total, 0u);
+  EXPECT_LT(partial.total, 500u);  // the first batch, without the stopped shard's part
+  EXPECT_EQ(partial.ids.size(), partial.total);
+  HttpResult es = lenient.Get("/_search?q=*");
+  ASSERT_EQ(es.status, 200) << es.body.substr(0, 300);
+  EXPECT_EQ(json::parse(es.body).at("_shards").at("failed").to_number<int>(), 1)
+      << es.body.substr(0, 300);
   HttpResult ready = client.Get("/readyz");
   EXPECT_EQ(ready.status, 503) << ready.body;
 
@@ -391,6 +410,62 @@ TEST(ClickHouseStoreTest, AShardDownRefusesThenRecoversWithNothingLostOrDuplicat
             }));
   ready = client.Get("/readyz");
   EXPECT_EQ(ready.status, 200) << ready.body;
+  const SearchAnswer whole = Search(lenient, "*");
+  EXPECT_EQ(whole.total, 1000u);
+  EXPECT_EQ(whole.body.find("\"partial\""), std::string::npos);
+  EXPECT_EQ(server.Stop(), 0) << server.ReadLog();
+  EXPECT_EQ(partial_server.Stop(), 0) << partial_server.ReadLog();
+}
+
+// Retention drops a whole day on every shard: events of three days, with
+// --retention-days 1, leave only yesterday's and today's on either node.
+TEST(ClickHouseStoreTest, RetentionDropsADayOnEveryShard) {
+  ClickHouseCluster cluster(2);
+  ASSERT_TRUE(cluster.Start()) << cluster.error();
+  TempDir dir;
+  TestServer server(dir.path() + "/data",
+                    {"--storage", cluster.StorageUrl("ret"), "--no-detectors", "--retention-days",
+                     "1", "--test-retention-check-ms", "200"});
+  ASSERT_TRUE(server.Start()) << server.error() << server.ReadLog();
+  HttpClient client("127.0.0.1", server.port());
+  const std::int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
+  const std::int64_t day_ms = 86'400'000, today = now_ms / day_ms;
+  // 400 events on each of three days: three days ago (due), yesterday and
+  // today (kept). The first events of a day start at its midnight.
+  constexpr int kPerDay = 400;
+  for (std::int64_t day : {today - 3, today - 1, today}) {
+    HttpResult r = client.Post("/_bulk", BulkBody(0, kPerDay, day * day_ms),
+                               {{"Content-Type", "application/x-ndjson"}});
+    ASSERT_EQ(r.status, 200);
+    ASSERT_NE(r.body.find("\"errors\":false"), std::string::npos) << r.body.substr(0, 300);
+  }
+  auto rows_of = [&](int node, std::int64_t day) {
+    return std::stoull(cluster.Query(
+        node, fmt::format("SELECT count() FROM ret.events_local WHERE toRelativeDayNum(ts) - "
+                          "toRelativeDayNum(toDateTime(0, 'UTC')) = {}",
+                          day)));
+  };
+  // The old day was on both shards before the drop or is being dropped:
+  // wait for the check to take it.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline &&
+         rows_of(0, today - 3) + rows_of(1, today - 3) > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  for (int node = 0; node < 2; ++node) {
+    EXPECT_EQ(rows_of(node, today - 3), 0u) << "node " << node;
+    EXPECT_GT(rows_of(node, today - 1), 0u) << "node " << node;
+    EXPECT_GT(rows_of(node, today), 0u) << "node " << node;
+  }
+  EXPECT_EQ(rows_of(0, today - 1) + rows_of(1, today - 1), static_cast<std::uint64_t>(kPerDay));
+  EXPECT_EQ(Search(client, "*").total, 2u * kPerDay);
+  HttpResult status = client.Get("/api/v1/status");
+  ASSERT_EQ(status.status, 200);
+  const json::object retention = json::parse(status.body).at("retention").as_object();
+  EXPECT_EQ(retention.at("dropped_partitions").as_int64(), 1) << retention;
+  EXPECT_EQ(retention.at("last_drop").at("events").as_int64(), kPerDay) << retention;
   EXPECT_EQ(server.Stop(), 0) << server.ReadLog();
 }
 
