@@ -45,6 +45,13 @@
 //                ingest runs at full speed against idle, and the ingest rate
 //                while 8 clients query against the rate alone (see
 //                ConcurrencyPhase).
+//  12. clickhouse  a local 2-shard ClickHouse cluster (as the tests start
+//                one) and a fresh server over it (--storage clickhouse://):
+//                the same _bulk load, events/s beside phase 5's SQLite
+//                figure, then phase 6's queries (`clickhouse.query.*`; the
+//                probes this backend does not answer yet print an error).
+//                Both shards share this machine's cores with dashcam, so the
+//                figures say little about a real cluster.
 // --baseline-only stops after 2; --dump-ndjson PATH writes the events after 1
 // and stops. --skip drops phases that the query and export figures do not
 // need, so a 10M-event run fits in a quarter hour on two cores:
@@ -92,6 +99,7 @@
 #include "tests/bench/sqlite_baseline.h"
 #include "tests/bench/stream_load.h"
 #include "tests/bench/watchdog.h"
+#include "tests/common/clickhouse_cluster.h"
 #include "tests/common/http_client.h"
 #include "tests/common/test_server.h"
 
@@ -218,7 +226,8 @@ std::optional<int> ParseFlags(int argc, char** argv, BenchFlags& flags) {
                  "phases to leave out: baseline,export,beats,redaction,detectors,concurrency")
       ->delimiter(',')
       ->check(
-          CLI::IsMember({"baseline", "export", "beats", "redaction", "detectors", "concurrency"}));
+          CLI::IsMember({"baseline", "export", "beats", "redaction", "detectors", "concurrency",
+                         "clickhouse"}));
   app.add_option("--detector-rounds", flags.detector_rounds,
                  "loads with detectors off and on, alternately, in phase 9c")
       ->check(CLI::Range(1, 100));
@@ -546,6 +555,48 @@ std::optional<FreshLoad> LoadFreshServer(const ServerRun& run, const std::string
   return FreshLoad{events / load.seconds, cpu_s * 1e6 / events};
 }
 
+// Phase 12: the ClickHouse backend on a local 2-shard cluster. Returns
+// false when the cluster or the server could not start or a load request
+// failed; query probes the backend refuses are printed, not failures.
+bool ClickHousePhase(const ServerRun& run, const std::string& binary, double bulk_events_per_s) {
+  testing::ClickHouseCluster cluster(2);
+  if (!cluster.Start()) {
+    std::fprintf(stderr, "clickhouse: the cluster did not start: %s\n", cluster.error().c_str());
+    return false;
+  }
+  TestServer server(BenchServer(run, binary, "clickhouse-data", "server-clickhouse.log",
+                                {"--storage", cluster.StorageUrl("bench"), "--beats-listen", ""}));
+  if (!server.Spawn() || !server.WaitUntilListening(kHealthzTimeout)) {
+    std::fprintf(stderr, "clickhouse: the server did not start: %s\n", server.error().c_str());
+    return false;
+  }
+  const double cpu_before = ProcessCpuSeconds(server.pid());
+  BulkLoadResult load = DriveBulkLoad(server.port(), run.bodies, run.flags.connections, nullptr);
+  const double cpu_s = ProcessCpuSeconds(server.pid()) - cpu_before;
+  const double events_per_s = static_cast<double>(load.events_ok) / load.seconds;
+  PrintMetric("clickhouse.events_per_s", events_per_s, "events/s");
+  if (load.events_ok > 0) {
+    PrintMetric("clickhouse.server_cpu_us_per_event",
+                cpu_s * 1e6 / static_cast<double>(load.events_ok), "us (dashcam only)", 1);
+  }
+  if (bulk_events_per_s > 0) {
+    PrintMetric("clickhouse.ingest_ratio_to_sqlite", events_per_s / bulk_events_per_s,
+                "x (same bodies, phase 5)", 3);
+  }
+  Watchdog watchdog(std::chrono::seconds(run.flags.stall_timeout_s), [&server] {
+    std::fprintf(stderr, "no progress: killing the server\n");
+    server.Signal(SIGKILL);
+  });
+  const QuerySuiteOptions query_options{.prefix = "clickhouse.query",
+                                        .limit = kSearchLimit,
+                                        .warmups = kSearchWarmups,
+                                        .runs = run.flags.query_runs};
+  RunQuerySuite(run.corpus, server.port(), server.pid(), query_options, watchdog);
+  server.Stop(SIGTERM, kStopGraceSeconds);
+  server.Kill();
+  return load.failed_requests == 0 && load.events_ok > 0 && !watchdog.fired();
+}
+
 // Phase 9b: the same _bulk load into a fresh server with --no-redaction.
 bool NoRedactionPhase(const ServerRun& run, const std::string& binary, double bulk_events_per_s) {
   const std::optional<FreshLoad> load = LoadFreshServer(run, binary, "raw", {"--no-redaction"});
@@ -846,7 +897,11 @@ int ServerPhases(const ServerRun& run, const std::string& binary) {
   const bool detectors_ok = run.flags.Skips("detectors") || DetectorsPhase(run, binary);
   const bool tails_ok = run.flags.tails == 0 || TailPhase(run, binary);
   const bool concurrency_ok = run.flags.Skips("concurrency") || ConcurrencyPhase(run, binary);
-  return beats_ok && raw_ok && detectors_ok && tails_ok && concurrency_ok ? kExitOk : kExitFailures;
+  const bool clickhouse_ok =
+      run.flags.Skips("clickhouse") || ClickHousePhase(run, binary, bulk_events_per_s);
+  return beats_ok && raw_ok && detectors_ok && tails_ok && concurrency_ok && clickhouse_ok
+             ? kExitOk
+             : kExitFailures;
 }
 
 int Main(int argc, char** argv) {

@@ -167,8 +167,9 @@ std::string UnitWithTarget(const Probe& p, const QueryTiming& t) {
   return buf;
 }
 
-void Report(const Probe& p, const QueryTiming& t, const EventCorpus& corpus) {
-  const std::string prefix = std::string("query.") + p.name;
+void Report(const Probe& p, const QueryTiming& t, const EventCorpus& corpus,
+            const std::string& metric_prefix) {
+  const std::string prefix = metric_prefix + "." + p.name;
   PrintMetric(prefix + ".median_ms", t.median_ms, UnitWithTarget(p, t), 2);
   if (t.median_server_cpu_ms) {
     PrintMetric(prefix + ".server_cpu_ms", *t.median_server_cpu_ms, "ms (median per run)", 2);
@@ -192,7 +193,7 @@ int RunQuerySuite(const EventCorpus& corpus, std::uint16_t port, pid_t server_pi
   int failures = 0;
   std::string anchor_id;
   for (const Probe& p : kProbes) {
-    const std::string prefix = std::string("query.") + p.name;
+    const std::string prefix = options.prefix + "." + p.name;
     const std::string target = TargetOf(p, options.limit, anchor_id);
     PrintText(prefix + ".q", p.q != nullptr ? std::string(p.q) : target);
     Result<QueryTiming> timing = TimeGet(conn, target, server_pid, options.warmups, options.runs);
@@ -203,7 +204,7 @@ int RunQuerySuite(const EventCorpus& corpus, std::uint16_t port, pid_t server_pi
       continue;
     }
     if (p.id_source) anchor_id = FirstHitId(timing->last_body);
-    Report(p, *timing, corpus);
+    Report(p, *timing, corpus, options.prefix);
     watchdog.Tick();
   }
   return failures;

@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <string>
 
 #include "tests/bench/event_corpus.h"
 #include "tests/bench/watchdog.h"
@@ -28,7 +29,8 @@
 namespace dashcam::bench {
 
 struct QuerySuiteOptions {
-  int limit = 100;  // search hits per answer (newest first)
+  std::string prefix = "query";  // of every metric's name
+  int limit = 100;               // search hits per answer (newest first)
   int warmups = 1;
   int runs = 7;
 };
