@@ -53,10 +53,25 @@ std::string AnyString(const std::string& field, const std::string& cond) {
   return AnyValue(field, cond, "str_names", "str_values");
 }
 
-// `v` as RE2 source matched by match(): wrapped so that `.` keeps RE2's
-// default of not matching a newline.
+// True when `pattern` ends inside a \Q...\E quote (RE2 lets \Q run to the
+// end), where a `)` appended would be quoted too.
+bool EndsInQuote(std::string_view pattern) {
+  bool quoted = false;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '\\' || i + 1 == pattern.size()) continue;
+    const char next = pattern[i + 1];
+    if (!quoted && next == 'Q') quoted = true;
+    if (quoted && next == 'E') quoted = false;
+    ++i;  // an escape: the next character is not special
+  }
+  return quoted;
+}
+
+// A user's RE2 pattern as matched by match(): wrapped so that `.` keeps
+// RE2's default of not matching a newline (ClickHouse turns that on), which
+// also makes a leading (?i) work on 18.16.
 std::string RegexLiteral(const std::string& pattern) {
-  return ChString("(?-s:" + pattern + ")");
+  return ChString("(?-s:" + pattern + (EndsInQuote(pattern) ? "\\E)" : ")"));
 }
 
 // A wildcard pattern as regex source: `*` and `?` become `star` and `one`,
@@ -229,6 +244,8 @@ Result<std::string> Compiler::Range(const Node& n) {
     // ClickHouse compares the unsigned time with a negative bound exactly.
     return "(" + e + ")";
   }
+  // The message's values are in the arrays under a name of their own.
+  const std::string field = query::IsMessageField(r.field) ? kChMessageName : r.field;
   double lo = 0, hi = 0;
   const bool numeric = (r.lower.empty() || ParseDouble(r.lower, lo)) &&
                        (r.upper.empty() || ParseDouble(r.upper, hi));
@@ -241,9 +258,9 @@ Result<std::string> Compiler::Range(const Node& n) {
     cond += fmt::format(" AND v {} {}", r.include_upper ? "<=" : "<",
                         numeric ? ChNumber(hi) : ChString(r.upper));
   }
-  if (!numeric) return AnyString(r.field, cond);
-  return fmt::format("({} OR {})", AnyValue(r.field, cond, "num_names", "num_values"),
-                     AnyValue(r.field, cond, "snum_names", "snum_values"));
+  if (!numeric) return AnyString(field, cond);
+  return fmt::format("({} OR {})", AnyValue(field, cond, "num_names", "num_values"),
+                     AnyValue(field, cond, "snum_names", "snum_values"));
 }
 
 std::string Compiler::Exists(const Node& n) {

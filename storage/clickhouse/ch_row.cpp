@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <ctime>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -26,10 +27,13 @@ std::string FormatChDateTime(TimeMs t) {
                      tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
-std::optional<double> WholeFiniteDouble(std::string_view s) {
+// A string value's number for ranges: the whole text read by
+// std::from_chars, as query_ast.h's kRange says ("inf" included); NaN, which
+// no range holds, is left out.
+std::optional<double> WholeNumber(std::string_view s) {
   double v = 0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
+  if (ec != std::errc() || end != s.data() + s.size() || std::isnan(v)) return std::nullopt;
   return v;
 }
 
@@ -79,15 +83,6 @@ void AppendValueTokens(std::string_view name, std::string_view text, std::string
 
 }  // namespace
 
-std::uint32_t ChSeq(std::string_view id) {
-  std::uint64_t h = 14695981039346656037ull;
-  for (char c : id) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ull;
-  }
-  return static_cast<std::uint32_t>(h & 0xFFFFF);
-}
-
 std::string ChTokenName(std::string_view field) {
   std::string name(field);
   for (char& c : name) {
@@ -96,7 +91,8 @@ std::string ChTokenName(std::string_view field) {
   return name;
 }
 
-Status ChRowEncoder::Append(const Record& record, std::string_view id, std::string& out) {
+Status ChRowEncoder::Append(const Record& record, std::string_view id, std::uint32_t seq,
+                            std::string& out) {
   if (record.ts_ms < 0 || record.ts_ms > kMaxChTimeMs) {
     return Status::InvalidArgument("event time is past what a ClickHouse DateTime holds");
   }
@@ -109,25 +105,42 @@ Status ChRowEncoder::Append(const Record& record, std::string_view id, std::stri
   std::string names_s, values_s, names_n, values_n, names_sn, values_sn;
   JsonArray str_names(names_s), str_values(values_s), num_names(names_n), num_values(values_n),
       snum_names(names_sn), snum_values(values_sn);
-  auto add_string = [&](std::string_view name, std::string_view text) {
+  // A string value: its text for ranges and regexes, its number for numeric
+  // ranges, and (unless a keyword, or the message) its tokens.
+  auto add_string = [&](std::string_view name, std::string_view text, bool tokens) {
     str_names.String(name);
     str_values.String(text);
-    if (!IsKeywordField(name)) AppendValueTokens(ChTokenName(name), text, ftokens_);
+    if (auto v = WholeNumber(text)) {
+      snum_names.String(name);
+      snum_values.Number(*v);
+    }
+    if (tokens && !IsKeywordField(name)) AppendValueTokens(ChTokenName(name), text, ftokens_);
   };
-  if (!record.index.empty()) add_string(query::kIndexField, record.index);
-  for (const Field& f : view_.fields) {
-    if (f.name == query::kIndexField) continue;  // _index is the index name only
+  auto add_field = [&](const Field& f) {
+    if (f.name == query::kIndexField) return;  // _index is the index name only
     if (f.type == Field::Type::kNumber) {
       num_names.String(f.name);
       num_values.Number(f.number);
-      continue;
+    } else if (f.type == Field::Type::kBool) {
+      str_names.String(f.name);  // "true"/"false": a string, but no number
+      str_values.String(f.text);
+      AppendValueTokens(ChTokenName(f.name), f.text, ftokens_);
+    } else {
+      add_string(f.name, f.text, true);
     }
-    add_string(f.name, f.text);
-    if (f.type != Field::Type::kString) continue;
-    if (auto v = WholeFiniteDouble(f.text)) {
-      snum_names.String(f.name);
-      snum_values.Number(*v);
-    }
+  };
+  if (view_.message) add_string(kChMessageName, *view_.message, false);
+  if (!record.index.empty()) add_string(query::kIndexField, record.index, true);
+  // The document's fields, then those ingest derived without writing them
+  // into the document (e.g. run.id next to a client's own `run` object),
+  // which the SQLite index holds too.
+  std::unordered_set<std::string_view> in_document;
+  for (const Field& f : view_.fields) {
+    add_field(f);
+    in_document.insert(f.name);
+  }
+  for (const Field& f : record.fields) {
+    if (!in_document.contains(f.name)) add_field(f);
   }
   str_names.Close();
   str_values.Close();
@@ -140,7 +153,7 @@ Status ChRowEncoder::Append(const Record& record, std::string_view id, std::stri
   out += "{\"ts\":\"";
   out += FormatChDateTime(record.ts_ms);
   fmt::format_to(std::back_inserter(out), "\",\"ms\":{},\"seq\":{},\"id\":", record.ts_ms % 1000,
-                 ChSeq(id));
+                 seq & kChSeqMask);
   AppendJsonString(out, id);
   out += ",\"idx\":";
   AppendJsonString(out, record.index);

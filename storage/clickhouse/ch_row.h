@@ -15,10 +15,14 @@
 //                two values: each segment starts with 0x1E, not a space.
 //   has_msg      1 when the document has a message.
 //   str_names/str_values     string and boolean values ("true"/"false"),
-//                            _index included (non-empty only);
+//                            _index included (non-empty only), and the
+//                            message as kChMessageName (ranges only);
 //   num_names/num_values     number values;
-//   snum_names/snum_values   string values that parse whole as a finite
-//                            double (std::from_chars), for numeric ranges.
+//   snum_names/snum_values   string values that parse whole as a double
+//                            (std::from_chars; not NaN), for numeric ranges.
+// The fields are the document's (DocumentReader), then those of
+// Record::fields that the document lacks (ingest derives some, such as
+// run.id beside a client's own `run` object, without writing them into it).
 //
 // Thread-safety: functions are pure; a ChRowEncoder is used by one thread
 // at a time.
@@ -43,23 +47,29 @@ inline constexpr char kChNameMark = '\x1f';
 // limitation: such names do not occur in logs).
 std::string ChTokenName(std::string_view field);
 
-// The EventKey of an event stored under `id` at `ts_ms` (ch_store.h): the
-// time in ms, then the low 20 bits of a hash (FNV-1a) of the id, stored in
-// the row's `seq`.
-std::uint32_t ChSeq(std::string_view id);
-inline EventKey ChEventKey(TimeMs ts_ms, std::string_view id) {
-  return (static_cast<EventKey>(ts_ms) << 20) | ChSeq(id);
+// The EventKey of an event stored at `ts_ms` with `seq` (ch_store.h): the
+// time in ms, then the low 20 bits of the row's `seq`, which the writer
+// counts up from a random start, so events of one millisecond get distinct
+// keys (as the SQLite store's sequence does).
+inline constexpr std::uint32_t kChSeqMask = 0xFFFFF;
+inline EventKey ChEventKey(TimeMs ts_ms, std::uint32_t seq) {
+  return (static_cast<EventKey>(ts_ms) << 20) | (seq & kChSeqMask);
 }
 // The same key as a ClickHouse expression over a row.
 inline constexpr const char* kChEventKey =
     "bitOr(bitShiftLeft(toInt64(toUInt64(ts) * 1000 + ms), 20), toInt64(seq))";
 
+// The name the message goes by in the value arrays, for ranges on it. A
+// document field of that name (0x1D, then "message") would be seen by those
+// ranges too; logs do not have one.
+inline constexpr const char* kChMessageName = "\x1dmessage";
+
 class ChRowEncoder {
  public:
   // Appends the JSONEachRow line (with its '\n') of `record`, stored under
-  // `id`. Errors: InvalidArgument when the source is not a JSON object or
-  // the time is past what a ClickHouse DateTime holds (2106-02-07).
-  Status Append(const Record& record, std::string_view id, std::string& out);
+  // `id` with `seq`. Errors: InvalidArgument when the source is not a JSON
+  // object or the time is past what a ClickHouse DateTime holds (2106-02-07).
+  Status Append(const Record& record, std::string_view id, std::uint32_t seq, std::string& out);
 
  private:
   DocumentReader reader_;

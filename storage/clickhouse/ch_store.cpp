@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <random>
 
 #include <openssl/evp.h>
 
@@ -158,6 +159,7 @@ ClickHouseStore::ClickHouseStore(ChStoreOptions options, const Log& log)
     : options_(std::move(options)),
       log_(log),
       table_(ChIdentifier(options_.cluster.database) + "." + ChIdentifier(kDistributedTable)),
+      next_seq_(std::random_device{}()),
       writer_([this] { WriterLoop(); }) {}
 
 ClickHouseStore::~ClickHouseStore() {
@@ -165,14 +167,15 @@ ClickHouseStore::~ClickHouseStore() {
 }
 
 void ClickHouseStore::Close() {
-  if (retention_) retention_->Stop();
-  {
-    std::lock_guard lock(mu_);
-    if (closing_ && !writer_.joinable()) return;
-    closing_ = true;
-  }
-  cv_.notify_all();
-  if (writer_.joinable() && writer_.get_id() != std::this_thread::get_id()) writer_.join();
+  std::call_once(closed_, [this] {
+    if (retention_) retention_->Stop();
+    {
+      std::lock_guard lock(mu_);
+      closing_ = true;
+    }
+    cv_.notify_all();
+    writer_.join();
+  });
 }
 
 namespace {
@@ -262,7 +265,8 @@ Status ClickHouseStore::Insert(std::vector<Pending> batch) {
   for (std::size_t b = 0; b < batch.size(); ++b) {
     AppendResult& r = results[b];
     for (const Record& rec : batch[b].records) {
-      if (Status s = encoder.Append(rec, rec.doc_id, rows); !s.ok()) {
+      const std::uint32_t seq = next_seq_++;
+      if (Status s = encoder.Append(rec, rec.doc_id, seq, rows); !s.ok()) {
         if (r.status.ok()) r.status = s;
         r.outcomes.push_back(RecordOutcome::kFailed);
         r.ids.emplace_back();
@@ -270,7 +274,7 @@ Status ClickHouseStore::Insert(std::vector<Pending> batch) {
       }
       r.outcomes.push_back(RecordOutcome::kCreated);
       r.ids.push_back(rec.doc_id);
-      keys_by_day[DayOf(rec.ts_ms)].push_back(ChEventKey(rec.ts_ms, rec.doc_id));
+      keys_by_day[DayOf(rec.ts_ms)].push_back(ChEventKey(rec.ts_ms, seq));
     }
   }
   Status inserted;
@@ -351,8 +355,8 @@ Result<std::string> ClickHouseStore::Query(const std::string& sql, Clock::time_p
 
 Result<std::vector<std::string>> ClickHouseStore::ExpandFuzzy(const query::Node& leaf,
                                                               const std::string& word, TimeMs from,
-                                                              TimeMs to,
-                                                              Clock::time_point deadline) {
+                                                              TimeMs to, Clock::time_point deadline,
+                                                              bool* partial) {
   const std::string& field = leaf.term.field;
   const bool keyword = IsKeywordField(field);
   const std::string prefix =
@@ -372,7 +376,7 @@ Result<std::vector<std::string>> ClickHouseStore::ExpandFuzzy(const query::Node&
             : fmt::format(" AND substring(v, 1, {}) = {}", prefix.size(), ChString(prefix)),
         kJsonRows);
   }
-  auto body = Query(sql, deadline);
+  auto body = Query(sql, deadline, partial);
   if (!body.ok()) return body.status();
   auto values = ParseStrings(*body, "v");
   if (!values.ok()) return values.status();
@@ -393,16 +397,16 @@ Result<std::vector<std::string>> ClickHouseStore::ExpandFuzzy(const query::Node&
 }
 
 Result<std::string> ClickHouseStore::Compile(const query::Node& query, TimeMs from, TimeMs to,
-                                             Clock::time_point deadline) {
+                                             Clock::time_point deadline, bool* partial) {
   return CompileChQuery(query, [&](const query::Node& leaf, const std::string& word) {
-    return ExpandFuzzy(leaf, word, from, to, deadline);
+    return ExpandFuzzy(leaf, word, from, to, deadline, partial);
   });
 }
 
 Result<SearchPage> ClickHouseStore::Search(const SearchRequest& req) {
-  auto where = Compile(*req.query, req.from, req.to, req.deadline);
-  if (!where.ok()) return where.status();
   SearchPage page;
+  auto where = Compile(*req.query, req.from, req.to, req.deadline, &page.partial);
+  if (!where.ok()) return where.status();
   // The count and the newest match's time in one pass: the windows below
   // then start where the hits are.
   TimeMs end = req.to;
@@ -416,14 +420,16 @@ Result<SearchPage> ClickHouseStore::Search(const SearchRequest& req) {
     auto counted = ParseCounts(*body);
     if (!counted.ok()) return counted.status();
     const auto [n, newest] = *counted;
-    page.total_exact = n <= req.count_limit;
+    page.total_exact = n < req.count_limit;  // as SQLite: counting stops at the limit
     page.total = std::min<std::uint64_t>(n, req.count_limit);
     if (n == 0) return page;
     end = std::min<TimeMs>(end, static_cast<TimeMs>(newest) + 1);
   }
   // Newest first, one window at a time back from the end.
   std::size_t window = 0;
-  while (page.hits.size() < req.limit && end > req.from) {
+  // One hit more than asked tells whether there is a next page.
+  const std::size_t wanted = req.limit + 1;
+  while (page.hits.size() < wanted && end > req.from) {
     const TimeMs span = window < std::size(kWindows) ? kWindows[window++] : end - req.from;
     const TimeMs start = std::max(req.from, end - span);
     std::string conditions = TimeBounds(start, end) + " AND (" + *where + ")";
@@ -431,7 +437,7 @@ Result<SearchPage> ClickHouseStore::Search(const SearchRequest& req) {
     if (req.before) outer = fmt::format(" WHERE key < {}", *req.before);
     auto body = Query(
         fmt::format("SELECT {} FROM {}{} ORDER BY key DESC LIMIT 1 BY id LIMIT {}{}", kHitColumns,
-                    FromEvents(table_, conditions), outer, req.limit - page.hits.size(), kJsonRows),
+                    FromEvents(table_, conditions), outer, wanted - page.hits.size(), kJsonRows),
         req.deadline, &page.partial);
     if (!body.ok()) return body.status();
     auto hits = ParseHits(*body);
@@ -439,7 +445,10 @@ Result<SearchPage> ClickHouseStore::Search(const SearchRequest& req) {
     for (StoredEvent& e : *hits) page.hits.push_back(std::move(e));
     end = start;
   }
-  if (page.hits.size() == req.limit && req.limit > 0) page.next = page.hits.back().key;
+  if (page.hits.size() == wanted) {
+    page.hits.pop_back();
+    if (!page.hits.empty()) page.next = page.hits.back().key;
+  }
   return page;
 }
 

@@ -13,9 +13,15 @@
 // Event ids and keys: an event is stored under the client's _id, else an id
 // hashed from its time, index, document and rank among identical events of
 // its batch, so that a client's resent batch brings the same ids (and reads
-// collapse the copies). Its EventKey is (time in ms << 20) | seq, where
-// seq is the low 20 bits of a hash of the id (stored in the row), so keys
+// collapse the copies). Its EventKey is (time in ms << 20) | seq, where seq
+// counts up in the writer from a random start (stored in the row), so keys
 // follow time as the SQLite store's do, and cursors and scans work alike.
+// Copies of a resent event have other keys; reads keep one per id.
+//
+// Not as on SQLite: the bulk `create` of an _id that exists is stored again
+// (collapsed on read, not reported as a duplicate), and `index` replaces an
+// event only when the time is the same (else both are kept until read,
+// where one per id is shown within a time window or page).
 //
 // Reads compile the query (ch_query_compiler.h) and run it on one node
 // (the next one in turn when a node is unreachable). "Newest first" asks
@@ -113,13 +119,15 @@ class ClickHouseStore final : public EventStore {
                             bool* partial = nullptr);
   // The query as a ClickHouse condition for events in [from, to): fuzzy
   // leaves take the tokens stored in that range (ExpandFuzzy).
+  // `partial` as for Query.
   Result<std::string> Compile(const query::Node& query, TimeMs from, TimeMs to,
-                              Clock::time_point deadline);
+                              Clock::time_point deadline, bool* partial = nullptr);
   // Each day's parts over every node: bytes, and rows in `rows` (by day).
   Result<std::vector<PartitionInfo>> ListDays(std::map<std::int64_t, std::uint64_t>* rows);
   Result<DroppedPartition> DropDay(std::int64_t day);
   Result<std::vector<std::string>> ExpandFuzzy(const query::Node& leaf, const std::string& word,
-                                               TimeMs from, TimeMs to, Clock::time_point deadline);
+                                               TimeMs from, TimeMs to, Clock::time_point deadline,
+                                               bool* partial);
 
   const ChStoreOptions options_;
   const Log& log_;
@@ -136,6 +144,8 @@ class ClickHouseStore final : public EventStore {
   CommitObserver observer_;  // guarded by observer_mu_
   std::mutex observer_mu_;
   std::atomic<std::size_t> next_host_{0};  // round-robin over the nodes
+  std::uint32_t next_seq_;                 // the writer thread's; ch_row.h's ChEventKey
+  std::once_flag closed_;
   std::thread writer_;
   std::unique_ptr<RetentionEnforcer> retention_;  // set in Open
 };

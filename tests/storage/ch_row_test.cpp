@@ -27,7 +27,7 @@ Record MakeRecord(std::string source, TimeMs ts = 1795903200123) {
 json::object Row(const Record& r, std::string_view id = "ev-1") {
   ChRowEncoder encoder;
   std::string out;
-  const Status s = encoder.Append(r, id, out);
+  const Status s = encoder.Append(r, id, 7, out);
   EXPECT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(out.back(), '\n');
   return json::parse(out).as_object();
@@ -47,7 +47,7 @@ TEST(ChRowTest, MessageTokensAreSpaceDelimitedForWholeTokenSearch) {
   EXPECT_EQ(row.at("has_msg").to_number<int>(), 1);
   EXPECT_EQ(row.at("ts").as_string(), "2026-11-28 22:00:00");
   EXPECT_EQ(row.at("ms").to_number<int>(), 123);
-  EXPECT_EQ(row.at("seq").to_number<std::uint32_t>(), ChSeq("ev-1"));
+  EXPECT_EQ(row.at("seq").to_number<std::uint32_t>(), 7u);
   EXPECT_EQ(row.at("idx").as_string(), "logs");
   EXPECT_EQ(row.at("level").as_string(), "ERROR");
 }
@@ -63,10 +63,12 @@ TEST(ChRowTest, FieldValuesAreSegmentsAndArraysByType) {
             "c \x1e ok\x1ftrue \x1e port\x1f"
             "8080 \x1e");
   // run.id is a keyword field: whole values only, no tokens.
-  EXPECT_EQ(Strings(row.at("str_names")),
-            (std::vector<std::string>{"_index", "tags", "tags", "ok", "port", "run.id"}));
+  // The message is there too, under a name no field has, for ranges.
+  EXPECT_EQ(
+      Strings(row.at("str_names")),
+      (std::vector<std::string>{kChMessageName, "_index", "tags", "tags", "ok", "port", "run.id"}));
   EXPECT_EQ(Strings(row.at("str_values")),
-            (std::vector<std::string>{"logs", "a b", "c", "true", "8080", "r 42"}));
+            (std::vector<std::string>{"m", "logs", "a b", "c", "true", "8080", "r 42"}));
   EXPECT_EQ(Strings(row.at("num_names")), std::vector<std::string>{"gpu"});
   EXPECT_EQ(row.at("num_values").as_array().at(0).to_number<double>(), 3.0);
   // A string that is a number also takes part in numeric ranges.
@@ -90,18 +92,29 @@ TEST(ChRowTest, NamesCannotForgeAnotherFieldsTokens) {
 TEST(ChRowTest, RefusesWhatTheTableCannotHold) {
   ChRowEncoder encoder;
   std::string out;
-  EXPECT_EQ(encoder.Append(MakeRecord("{}", 4294967296000), "id", out).code(),
+  EXPECT_EQ(encoder.Append(MakeRecord("{}", 4294967296000), "id", 1, out).code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(encoder.Append(MakeRecord("[1]"), "id", out).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(encoder.Append(MakeRecord("[1]"), "id", 1, out).code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(out.empty());
 }
 
-TEST(ChRowTest, KeysFollowTimeThenTheIdsHash) {
-  EXPECT_LT(ChEventKey(1000, "zzz"), ChEventKey(1001, "aaa"));
-  EXPECT_EQ(ChEventKey(1000, "a") >> 20, 1000);
-  EXPECT_EQ(ChSeq("a"), ChSeq("a"));
-  EXPECT_NE(ChSeq("a"), ChSeq("b"));
-  EXPECT_LE(ChSeq("anything"), 0xFFFFFu);
+TEST(ChRowTest, FieldsIngestDerivedBesideTheDocumentAreSearchableToo) {
+  // run.id derived from run_id while the client's own `run` object stays as
+  // sent: the SQLite index has it, so the row must too; a field the
+  // document has is not added twice.
+  Record r = MakeRecord(R"({"message":"x","run_id":"abc","run":{"rank":0}})");
+  r.fields.push_back(Field{"run.id", Field::Type::kString, "abc", 0});
+  r.fields.push_back(Field{"run.rank", Field::Type::kNumber, "0", 0});
+  const json::object row = Row(r);
+  EXPECT_EQ(Strings(row.at("str_names")),
+            (std::vector<std::string>{kChMessageName, "_index", "run_id", "run.id"}));
+  EXPECT_EQ(Strings(row.at("num_names")), std::vector<std::string>{"run.rank"});
+}
+
+TEST(ChRowTest, KeysFollowTimeThenTheSequence) {
+  EXPECT_LT(ChEventKey(1000, 0xFFFFF), ChEventKey(1001, 0));
+  EXPECT_EQ(ChEventKey(1000, 5) >> 20, 1000);
+  EXPECT_EQ(ChEventKey(1000, 0x100005), ChEventKey(1000, 5));  // 20 bits of it
 }
 
 query::Node Leaf(query::NodeKind kind, std::string field, std::string text, unsigned distance) {
@@ -150,6 +163,24 @@ TEST(ChQueryCompilerTest, FuzzyAsksForTheFoldedWordAndMatchesWhatComesBack) {
       });
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(*none, "0");
+}
+
+TEST(ChQueryCompilerTest, RangesOnTheMessageUseItsOwnName) {
+  query::Range r;
+  r.lower = "a";
+  r.upper = "m";
+  auto sql = CompileChQuery(query::Node::MakeRange(r, 0));
+  ASSERT_TRUE(sql.ok());
+  EXPECT_NE(sql->find("n = '\\x1Dmessage'"), std::string::npos) << *sql;
+}
+
+TEST(ChQueryCompilerTest, AnOpenQuoteInARegexIsClosedBeforeTheWrapper) {
+  auto sql = CompileChQuery(Leaf(query::NodeKind::kRegex, "", "\\Qa.b", 0));
+  ASSERT_TRUE(sql.ok());
+  EXPECT_NE(sql->find("(?-s:\\\\Qa.b\\\\E)"), std::string::npos) << *sql;
+  auto closed = CompileChQuery(Leaf(query::NodeKind::kRegex, "", "\\Qa\\E.b", 0));
+  ASSERT_TRUE(closed.ok());
+  EXPECT_NE(closed->find("(?-s:\\\\Qa\\\\E.b)"), std::string::npos) << *closed;
 }
 
 }  // namespace
