@@ -4,8 +4,6 @@
 #include <string_view>
 #include <tuple>
 
-#include "storage/partition.h"
-
 namespace dashcam::api {
 namespace {
 
@@ -13,10 +11,6 @@ constexpr std::size_t kScanPageEvents = 500;
 // Formatted events are queued in pieces of about this size, so that a client
 // that keeps up never holds more than a few pieces (see --tail-queue-bytes).
 constexpr std::size_t kTailPieceBytes = 64u << 10;
-// New keys further apart than this (a second of event time) are scanned as
-// separate ranges, so that a late event does not make a dispatch scan every
-// event between it and the present.
-constexpr storage::EventKey kClusterGap = storage::FirstKeyAt(1000);
 
 std::string_view Truncated(std::string_view s) {
   return s.substr(0, 200);
@@ -177,7 +171,11 @@ Status TailHub::Deliver(const query::Node& query, const NewKeys& keys, std::uint
   for (const auto& [day, entries] : keys) {
     for (std::size_t begin = 0; begin < entries.size();) {
       std::size_t end = begin + 1;
-      while (end < entries.size() && entries[end].first - entries[end - 1].first <= kClusterGap) {
+      // New keys further apart than the store's gap are scanned as separate
+      // ranges, so that a late event does not make a dispatch scan every
+      // event between it and the present.
+      while (end < entries.size() &&
+             entries[end].first - entries[end - 1].first <= store_.ScanGap()) {
         ++end;
       }
       req.lo = entries[begin].first;

@@ -181,6 +181,11 @@ class EventStore {
 
   virtual std::vector<PartitionInfo> Partitions() = 0;
 
+  // Keys of new events further apart than this are best scanned as two
+  // ranges rather than one (the live tail's dispatch): what a scan's fixed
+  // cost is worth in skipped events. Default: a second of event time.
+  virtual EventKey ScanGap() const { return EventKey{1000} << 20; }
+
   // Retention's policy, last drop and next drop (retention.h). Blocks
   // briefly (stats the partition files). Default: no retention.
   virtual RetentionStatus Retention() { return {}; }

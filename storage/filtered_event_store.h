@@ -53,6 +53,7 @@ class FilteredEventStore final : public EventStore {
   Result<GroupsPage> Groups(const GroupsRequest& req) override;
   std::vector<PartitionInfo> Partitions() override;
   WriterStats writer_stats() const override { return inner_.writer_stats(); }
+  EventKey ScanGap() const override { return inner_.ScanGap(); }
   void Close() override;
 
  private:

@@ -92,7 +92,7 @@ std::string ChTokenName(std::string_view field) {
 }
 
 Status ChRowEncoder::Append(const Record& record, std::string_view id, std::uint32_t seq,
-                            std::string& out) {
+                            TimeMs ins_ms, std::string& out) {
   if (record.ts_ms < 0 || record.ts_ms > kMaxChTimeMs) {
     return Status::InvalidArgument("event time is past what a ClickHouse DateTime holds");
   }
@@ -152,8 +152,9 @@ Status ChRowEncoder::Append(const Record& record, std::string_view id, std::uint
 
   out += "{\"ts\":\"";
   out += FormatChDateTime(record.ts_ms);
-  fmt::format_to(std::back_inserter(out), "\",\"ms\":{},\"seq\":{},\"id\":", record.ts_ms % 1000,
-                 seq & kChSeqMask);
+  fmt::format_to(std::back_inserter(out),
+                 "\",\"ms\":{},\"seq\":{},\"ins\":{},\"id\":", record.ts_ms % 1000,
+                 seq & kChSeqMask, ins_ms);
   AppendJsonString(out, id);
   out += ",\"idx\":";
   AppendJsonString(out, record.index);

@@ -67,9 +67,10 @@ inline constexpr const char* kChMessageName = "\x1dmessage";
 class ChRowEncoder {
  public:
   // Appends the JSONEachRow line (with its '\n') of `record`, stored under
-  // `id` with `seq`. Errors: InvalidArgument when the source is not a JSON
+  // `id` with `seq`, inserted at `ins_ms`. Errors: InvalidArgument when the source is not a JSON
   // object or the time is past what a ClickHouse DateTime holds (2106-02-07).
-  Status Append(const Record& record, std::string_view id, std::uint32_t seq, std::string& out);
+  Status Append(const Record& record, std::string_view id, std::uint32_t seq, TimeMs ins_ms,
+                std::string& out);
 
  private:
   DocumentReader reader_;

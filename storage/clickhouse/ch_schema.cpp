@@ -21,7 +21,8 @@ std::vector<std::string> SchemaStatements(const ChOptions& o) {
   return {
       "CREATE DATABASE IF NOT EXISTS " + db,
       "CREATE TABLE IF NOT EXISTS " + local +
-          " (ts DateTime('UTC'), ms UInt16, seq UInt32, id String, idx String, level String, "
+          " (ts DateTime('UTC'), ms UInt16, seq UInt32, ins UInt64, id String, idx String, level "
+          "String, "
           "message String,"
           " has_msg UInt8, tokens String, ftokens String,"
           " str_names Array(String), str_values Array(String),"

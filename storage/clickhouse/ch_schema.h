@@ -10,10 +10,11 @@
 //
 // Columns: ts DateTime('UTC') (seconds, days cut in UTC whatever the
 // server's time zone; 18.16 has no DateTime64) and ms UInt16
-// (the milliseconds), seq UInt32 (ch_row.h's ChSeq), id String (the event's unique id: the client's
-// _id, else one dashcam assigns), idx String (the index name), level String, message String (the
-// document's message), the search columns of ch_row.h (has_msg, tokens, ftokens and the name/value
-// arrays of the fields), and source String (the document as stored).
+// (the milliseconds), seq UInt32 (ch_row.h's ChEventKey), ins UInt64 (the
+// writing instance's wall clock at insert, ms: ch_tail_feed.h), id String (the event's unique id:
+// the client's _id, else one dashcam assigns), idx String (the index name), level String, message
+// String (the document's message), the search columns of ch_row.h (has_msg, tokens, ftokens and the
+// name/value arrays of the fields), and source String (the document as stored).
 //
 // Duplicates: a batch retried after an unclear failure may insert an event
 // again. Sharding by id puts both copies on the same shard, where the

@@ -139,28 +139,62 @@ Result<std::unique_ptr<ClickHouseStore>> ClickHouseStore::Open(ChStoreOptions op
   }
   std::unique_ptr<ClickHouseStore> store(new ClickHouseStore(std::move(options), log));
   ClickHouseStore* self = store.get();
-  auto now = self->options_.now;
-  if (!now) {
-    now = [] {
-      return std::chrono::duration_cast<std::chrono::milliseconds>(
-                 std::chrono::system_clock::now().time_since_epoch())
-          .count();
-    };
-  }
   store->retention_ = std::make_unique<RetentionEnforcer>(
       self->options_.retention, [self] { return self->Partitions(); },
-      [self](std::int64_t day) { return self->DropDay(day); }, std::move(now), log,
+      [self](std::int64_t day) { return self->DropDay(day); }, self->now_, log,
       self->options_.metrics);
   store->retention_->Start();
   return store;
 }
+
+namespace {
+
+TimeMs SystemNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
 
 ClickHouseStore::ClickHouseStore(ChStoreOptions options, const Log& log)
     : options_(std::move(options)),
       log_(log),
       table_(ChIdentifier(options_.cluster.database) + "." + ChIdentifier(kDistributedTable)),
       next_seq_(std::random_device{}()),
-      writer_([this] { WriterLoop(); }) {}
+      now_(options_.now ? options_.now : SystemNowMs),
+      tail_feed_(table_, now_()),
+      writer_([this] { WriterLoop(); }) {
+  if (options_.tail_poll.count() > 0) poller_ = std::thread([this] { PollLoop(); });
+}
+
+void ClickHouseStore::PollLoop() {
+  std::unique_lock lock(mu_);
+  while (!poll_cv_.wait_for(lock, options_.tail_poll, [&] { return closing_; })) {
+    lock.unlock();
+    bool observed = false;
+    {
+      std::lock_guard olock(observer_mu_);
+      observed = static_cast<bool>(observer_);
+    }
+    if (observed) {
+      auto fresh = tail_feed_.Poll(
+          [&](const std::string& sql) {
+            return Query(sql, Clock::now() + options_.cluster.timeout);
+          },
+          now_());
+      if (!fresh.ok()) {
+        log_.Warn("clickhouse_tail_poll_failed", {{"error", fresh.status().ToString()}});
+      } else if (!fresh->empty()) {
+        std::lock_guard olock(observer_mu_);
+        for (const auto& [day, keys] : *fresh) {
+          if (observer_) observer_(CommitNotice{day, keys});
+        }
+      }
+    }
+    lock.lock();
+  }
+}
 
 ClickHouseStore::~ClickHouseStore() {
   Close();
@@ -174,7 +208,9 @@ void ClickHouseStore::Close() {
       closing_ = true;
     }
     cv_.notify_all();
+    poll_cv_.notify_all();
     writer_.join();
+    if (poller_.joinable()) poller_.join();
   });
 }
 
@@ -260,13 +296,14 @@ void ClickHouseStore::WriterLoop() {
 Status ClickHouseStore::Insert(std::vector<Pending> batch) {
   ChRowEncoder encoder;
   std::string rows;
+  const TimeMs ins_ms = now_();
   std::vector<AppendResult> results(batch.size());
   std::map<std::int64_t, std::vector<EventKey>> keys_by_day;
   for (std::size_t b = 0; b < batch.size(); ++b) {
     AppendResult& r = results[b];
     for (const Record& rec : batch[b].records) {
       const std::uint32_t seq = next_seq_++;
-      if (Status s = encoder.Append(rec, rec.doc_id, seq, rows); !s.ok()) {
+      if (Status s = encoder.Append(rec, rec.doc_id, seq, ins_ms, rows); !s.ok()) {
         if (r.status.ok()) r.status = s;
         r.outcomes.push_back(RecordOutcome::kFailed);
         r.ids.emplace_back();
@@ -279,6 +316,9 @@ Status ClickHouseStore::Insert(std::vector<Pending> batch) {
   }
   Status inserted;
   if (!rows.empty()) {
+    // Before the insert, so that a poll running meanwhile does not take
+    // these for another instance's.
+    for (const AppendResult& r : results) tail_feed_.NoteOwn(r.ids, ins_ms);
     const std::string sql = "INSERT INTO " + table_ + " FORMAT JSONEachRow";
     const ChSettings settings = {{"insert_distributed_sync", "1"}};
     for (std::size_t tried = 0; tried < options_.cluster.hosts.size(); ++tried) {

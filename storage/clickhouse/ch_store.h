@@ -28,6 +28,9 @@
 // widening time windows back from the end of the range, since 18.16 reads
 // a whole column for ORDER BY ... LIMIT without a lower time bound.
 //
+// Live tails: the observer hears of this instance's inserts as they
+// succeed, and of other instances' every tail_poll (ch_tail_feed.h).
+//
 // Retention (retention.h's rules) drops a day with ALTER TABLE ... DROP
 // PARTITION on every node's local table; Partitions() sums each day's parts
 // over the nodes (system.parts). A node that cannot be reached fails the
@@ -48,6 +51,7 @@
 #include <thread>
 
 #include "storage/clickhouse/ch_options.h"
+#include "storage/clickhouse/ch_tail_feed.h"
 #include "storage/event_store.h"
 #include "storage/log.h"
 #include "storage/metrics.h"
@@ -67,6 +71,9 @@ struct ChStoreOptions {
   // (SearchPage::partial), instead of failing while a shard is down. Other
   // reads fail either way.
   bool allow_partial = false;
+  // How often this instance asks the cluster for events other instances
+  // wrote, for its live tails (ch_tail_feed.h); zero: never.
+  std::chrono::milliseconds tail_poll{1000};
   RetentionPolicy retention;  // Default: keep everything
   // The wall clock that decides today's day for retention.
   std::function<TimeMs()> now;  // Default: the system clock
@@ -96,6 +103,8 @@ class ClickHouseStore final : public EventStore {
   Result<std::optional<TimeExtent>> Extent(Clock::time_point deadline) override;
   std::vector<PartitionInfo> Partitions() override;
   RetentionStatus Retention() override;
+  // An hour: every scan is a round trip to the cluster.
+  EventKey ScanGap() const override { return EventKey{3'600'000} << 20; }
   WriterStats writer_stats() const override;
   void Close() override;
 
@@ -109,6 +118,8 @@ class ClickHouseStore final : public EventStore {
 
   ClickHouseStore(ChStoreOptions options, const Log& log);
   void WriterLoop();
+  // Every tail_poll: the events other instances wrote, to the observer.
+  void PollLoop();
   // Inserts the batch and reports each part done; the insert's status.
   Status Insert(std::vector<Pending> batch);
   // Runs `sql` on a node, trying each in turn while they are unreachable;
@@ -145,8 +156,12 @@ class ClickHouseStore final : public EventStore {
   std::mutex observer_mu_;
   std::atomic<std::size_t> next_host_{0};  // round-robin over the nodes
   std::uint32_t next_seq_;                 // the writer thread's; ch_row.h's ChEventKey
+  const std::function<TimeMs()> now_;
+  ChTailFeed tail_feed_;
+  std::condition_variable poll_cv_;  // with mu_: closing_
   std::once_flag closed_;
   std::thread writer_;
+  std::thread poller_;
   std::unique_ptr<RetentionEnforcer> retention_;  // set in Open
 };
 

@@ -20,6 +20,7 @@
 #include "tests/common/beats_client.h"
 #include "tests/common/clickhouse_cluster.h"
 #include "tests/common/http_client.h"
+#include "tests/common/stream_client.h"
 #include "tests/common/test_server.h"
 
 namespace dashcam::testing::clickhouse_test {
@@ -422,6 +423,54 @@ TEST(ClickHouseStoreTest, AShardDownRefusesThenRecoversWithNothingLostOrDuplicat
   EXPECT_EQ(whole.body.find("\"partial\""), std::string::npos);
   EXPECT_EQ(server.Stop(), 0) << server.ReadLog();
   EXPECT_EQ(partial_server.Stop(), 0) << partial_server.ReadLog();
+}
+
+// The live tail works across instances: a tail opened on B shows the
+// matching events written through A, once each, within a few seconds, and
+// what B writes itself once too.
+TEST(ClickHouseStoreTest, ALiveTailShowsWhatOtherInstancesWrite) {
+  ClickHouseCluster cluster(2);
+  ASSERT_TRUE(cluster.Start()) << cluster.error();
+  TempDir dir;
+  TestServer a(dir.path() + "/a", {"--storage", cluster.StorageUrl("tail"), "--no-detectors"});
+  TestServer b(dir.path() + "/b", {"--storage", cluster.StorageUrl("tail"), "--no-detectors"});
+  ASSERT_TRUE(a.Start()) << a.error() << a.ReadLog();
+  ASSERT_TRUE(b.Start()) << b.error() << b.ReadLog();
+  StreamClient tail(b.port());
+  ASSERT_TRUE(tail.SendGet("/api/v1/tail?format=text&q=" + UrlEncode("\"out of memory\"")));
+  ASSERT_TRUE(tail.ReadHeader(std::chrono::seconds(10)));
+  ASSERT_EQ(tail.status(), 200) << tail.body();
+
+  const std::int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
+  // Events 0..499 through A, 500..999 through B: MakeEvent puts "out of
+  // memory" in every 50th, from 7 on.
+  HttpClient ca("127.0.0.1", a.port()), cb("127.0.0.1", b.port());
+  const std::map<std::string, std::string> ndjson{{"Content-Type", "application/x-ndjson"}};
+  HttpResult r = ca.Post("/_bulk", BulkBody(0, 500, now_ms - 600'000), ndjson);
+  ASSERT_EQ(r.status, 200);
+  r = cb.Post("/_bulk", BulkBody(500, 1000, now_ms - 600'000), ndjson);
+  ASSERT_EQ(r.status, 200);
+  const std::uint64_t expected = Expected(1000, now_ms - 600'000, [](const Event& e) {
+    return e.message.find("out of memory") != std::string::npos;
+  });
+  ASSERT_EQ(expected, 20u);
+  auto lines = [](const std::string& body) {
+    return static_cast<std::uint64_t>(std::count(body.begin(), body.end(), '\n'));
+  };
+  EXPECT_TRUE(tail.ReadUntil([&](const std::string& b) { return lines(b) >= expected; },
+                             std::chrono::seconds(15)))
+      << tail.body();
+  // Nothing twice: wait for a few more polls.
+  tail.ReadSome(std::chrono::seconds(3));
+  EXPECT_EQ(lines(tail.body()), expected) << tail.body();
+  for (int i = 7; i < 1000; i += 50) {
+    EXPECT_NE(tail.body().find(fmt::format("(step {})", i)), std::string::npos) << i;
+  }
+  tail.Close();
+  EXPECT_EQ(a.Stop(), 0) << a.ReadLog();
+  EXPECT_EQ(b.Stop(), 0) << b.ReadLog();
 }
 
 // Retention drops a whole day on every shard: events of three days, with

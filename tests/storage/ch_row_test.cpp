@@ -27,7 +27,7 @@ Record MakeRecord(std::string source, TimeMs ts = 1795903200123) {
 json::object Row(const Record& r, std::string_view id = "ev-1") {
   ChRowEncoder encoder;
   std::string out;
-  const Status s = encoder.Append(r, id, 7, out);
+  const Status s = encoder.Append(r, id, 7, 1795903300000, out);
   EXPECT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(out.back(), '\n');
   return json::parse(out).as_object();
@@ -48,6 +48,7 @@ TEST(ChRowTest, MessageTokensAreSpaceDelimitedForWholeTokenSearch) {
   EXPECT_EQ(row.at("ts").as_string(), "2026-11-28 22:00:00");
   EXPECT_EQ(row.at("ms").to_number<int>(), 123);
   EXPECT_EQ(row.at("seq").to_number<std::uint32_t>(), 7u);
+  EXPECT_EQ(row.at("ins").to_number<std::int64_t>(), 1795903300000);
   EXPECT_EQ(row.at("idx").as_string(), "logs");
   EXPECT_EQ(row.at("level").as_string(), "ERROR");
 }
@@ -92,9 +93,10 @@ TEST(ChRowTest, NamesCannotForgeAnotherFieldsTokens) {
 TEST(ChRowTest, RefusesWhatTheTableCannotHold) {
   ChRowEncoder encoder;
   std::string out;
-  EXPECT_EQ(encoder.Append(MakeRecord("{}", 4294967296000), "id", 1, out).code(),
+  EXPECT_EQ(encoder.Append(MakeRecord("{}", 4294967296000), "id", 1, 0, out).code(),
             StatusCode::kInvalidArgument);
-  EXPECT_EQ(encoder.Append(MakeRecord("[1]"), "id", 1, out).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(encoder.Append(MakeRecord("[1]"), "id", 1, 0, out).code(),
+            StatusCode::kInvalidArgument);
   EXPECT_TRUE(out.empty());
 }
 
