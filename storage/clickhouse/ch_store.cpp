@@ -14,6 +14,7 @@
 #include "storage/clickhouse/ch_literal.h"
 #include "storage/clickhouse/ch_query_compiler.h"
 #include "storage/clickhouse/ch_row.h"
+#include "storage/clickhouse/ch_rows.h"
 #include "storage/clickhouse/ch_schema.h"
 #include "storage/token_pattern.h"
 
@@ -53,25 +54,6 @@ std::string TimeBounds(TimeMs from, TimeMs to) {
   auto seconds = [](TimeMs t) { return std::clamp<TimeMs>(t / 1000, 0, kMaxSeconds); };
   return fmt::format("ts >= toDateTime({}) AND ts <= toDateTime({}) AND {} >= {} AND {} < {}",
                      seconds(from), seconds(to - 1), kChTimeMs, from, kChTimeMs, to);
-}
-
-// Calls row(const json::object&) for each line of a JSONEachRow answer;
-// stops at the first error it returns.
-template <class Row>
-Status ForEachJsonRow(const std::string& body, Row&& row) {
-  std::size_t begin = 0;
-  while (begin < body.size()) {
-    std::size_t end = body.find('\n', begin);
-    if (end == std::string::npos) end = body.size();
-    if (end > begin) {
-      boost::system::error_code ec;
-      json::value v = json::parse(std::string_view(body).substr(begin, end - begin), ec);
-      if (ec || !v.is_object()) return Status::Internal("ClickHouse: unreadable row");
-      if (Status s = row(v.get_object()); !s.ok()) return s;
-    }
-    begin = end + 1;
-  }
-  return Status::Ok();
 }
 
 Result<std::vector<StoredEvent>> ParseHits(const std::string& body) {
@@ -503,11 +485,7 @@ Result<std::vector<HistogramBucket>> ClickHouseStore::Histogram(const SearchRequ
                     req.deadline);
   if (!body.ok()) return body.status();
   std::vector<HistogramBucket> out;
-  std::size_t begin = 0;
-  while (begin < body->size()) {
-    std::size_t end = body->find('\n', begin);
-    if (end == std::string::npos) end = body->size();
-    const std::string_view line = std::string_view(*body).substr(begin, end - begin);
+  Status s = ForEachLine(*body, [&](std::string_view line) {
     HistogramBucket b;
     const auto tab = line.find('\t');
     if (tab == std::string_view::npos ||
@@ -517,8 +495,9 @@ Result<std::vector<HistogramBucket>> ClickHouseStore::Histogram(const SearchRequ
       return Status::Internal("ClickHouse: unexpected histogram row");
     }
     out.push_back(b);
-    begin = end + 1;
-  }
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
   return out;
 }
 
@@ -625,12 +604,8 @@ Result<std::vector<PartitionInfo>> ClickHouseStore::ListDays(
   for (const ChHost& host : c.hosts) {
     auto body = ChClient(host, c.timeout).Query(sql);
     if (!body.ok()) return body.status();
-    std::size_t begin = 0;
-    while (begin < body->size()) {
-      std::size_t end = body->find('\n', begin);
-      if (end == std::string::npos) end = body->size();
-      // "YYYYMMDD\tbytes\trows"
-      const std::string_view line = std::string_view(*body).substr(begin, end - begin);
+    // "YYYYMMDD\tbytes\trows"
+    Status s = ForEachLine(*body, [&](std::string_view line) {
       std::uint64_t day_bytes = 0, day_rows = 0;
       const auto tab1 = line.find('\t'), tab2 = line.rfind('\t');
       const auto day = tab1 == 8 ? ParseDay(fmt::format("{}-{}-{}", line.substr(0, 4),
@@ -645,8 +620,9 @@ Result<std::vector<PartitionInfo>> ClickHouseStore::ListDays(
       }
       bytes[*day] += day_bytes;
       if (rows != nullptr) (*rows)[*day] += day_rows;
-      begin = end + 1;
-    }
+      return Status::Ok();
+    });
+    if (!s.ok()) return s;
   }
   std::vector<PartitionInfo> out;
   for (const auto& [day, n] : bytes) {

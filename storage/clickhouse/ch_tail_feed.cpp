@@ -8,6 +8,7 @@
 
 #include "storage/clickhouse/ch_query_compiler.h"
 #include "storage/clickhouse/ch_row.h"
+#include "storage/clickhouse/ch_rows.h"
 #include "storage/time_format.h"
 
 namespace dashcam::storage::clickhouse {
@@ -61,31 +62,24 @@ Result<std::map<std::int64_t, std::vector<EventKey>>> ChTailFeed::Poll(const Que
   if (!body.ok()) return body.status();
   std::map<std::int64_t, std::vector<EventKey>> out;
   std::lock_guard lock(mu_);
-  std::size_t begin = 0;
-  while (begin < body->size()) {
-    std::size_t end = body->find('\n', begin);
-    if (end == std::string::npos) end = body->size();
-    if (end > begin) {
-      boost::system::error_code ec;
-      const json::value v = json::parse(std::string_view(*body).substr(begin, end - begin), ec);
-      const json::object* row = ec ? nullptr : v.if_object();
-      const json::value* key = row ? row->if_contains("key") : nullptr;
-      const json::value* id = row ? row->if_contains("id") : nullptr;
-      const json::value* ins = row ? row->if_contains("ins") : nullptr;
-      if (!key || !id || !ins || !key->is_int64() || !id->is_string() ||
-          !(ins->is_uint64() || ins->is_int64())) {
-        return Status::Internal("ClickHouse: unreadable tail row");
-      }
-      const TimeMs ins_ms =
-          ins->is_uint64() ? static_cast<TimeMs>(ins->get_uint64()) : ins->get_int64();
-      high_water_ms_ = std::max(high_water_ms_, std::min(ins_ms, now_ms));
-      if (seen_.emplace(IdHash(id->get_string()), ins_ms).second) {
-        const EventKey k = key->get_int64();
-        out[DayOf(k >> 20)].push_back(k);
-      }
+  Status s = ForEachJsonRow(*body, [&](const json::object& row) {
+    const json::value* key = row.if_contains("key");
+    const json::value* id = row.if_contains("id");
+    const json::value* ins = row.if_contains("ins");
+    if (!key || !id || !ins || !key->is_int64() || !id->is_string() ||
+        !(ins->is_uint64() || ins->is_int64())) {
+      return Status::Internal("ClickHouse: unreadable tail row");
     }
-    begin = end + 1;
-  }
+    const TimeMs ins_ms =
+        ins->is_uint64() ? static_cast<TimeMs>(ins->get_uint64()) : ins->get_int64();
+    high_water_ms_ = std::max(high_water_ms_, std::min(ins_ms, now_ms));
+    if (seen_.emplace(IdHash(id->get_string()), ins_ms).second) {
+      const EventKey k = key->get_int64();
+      out[DayOf(k >> 20)].push_back(k);
+    }
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
   PruneLocked();
   for (auto& [day, keys] : out) std::sort(keys.begin(), keys.end());
   return out;
