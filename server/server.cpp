@@ -44,12 +44,6 @@ namespace asio = boost::asio;
 
 constexpr auto kDrainDeadline = std::chrono::seconds(30);
 
-TimeMs WallClockMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 storage::SqliteStoreOptions StoreOptions(const Config& c, Metrics& metrics) {
   storage::SqliteStoreOptions o;
   o.retention.max_age_days = c.retention_days;

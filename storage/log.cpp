@@ -12,12 +12,6 @@
 namespace dashcam {
 namespace {
 
-TimeMs NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 void AppendValue(std::string& out, const Log::Field& f) {
   if (auto* s = std::get_if<std::string_view>(&f.value)) {
     AppendJsonString(out, *s);
@@ -50,7 +44,7 @@ Log::Log(Log&&) noexcept = default;
 
 std::string Log::Format(std::string_view level, std::string_view event, Fields fields) {
   std::string line = "{\"ts\":\"";
-  line += FormatRfc3339Ms(NowMs());
+  line += FormatRfc3339Ms(WallClockMs());
   line += "\",\"level\":\"";
   line += level;
   line += "\",\"event\":";

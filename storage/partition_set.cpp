@@ -30,10 +30,7 @@ std::uint64_t FileBytes(const std::string& path) {
 
 // 20260129T101500Z: the wall-clock time, for quarantine names.
 std::string CompactUtcNow() {
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::system_clock::now().time_since_epoch())
-                      .count();
-  std::string t = FormatRfc3339Ms(ms);  // 2026-01-29T10:15:00.123Z
+  std::string t = FormatRfc3339Ms(WallClockMs());  // 2026-01-29T10:15:00.123Z
   std::string out;
   for (char c : t.substr(0, 19)) {
     if (c != '-' && c != ':') out += c;

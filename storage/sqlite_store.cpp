@@ -252,14 +252,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(SqliteStoreOptions option
   if (auto s = store->partitions_.Discover(); !s.ok()) return s;
   if (auto s = store->QuarantineDamaged(); !s.ok()) return s;
   SqliteStore* self = store.get();
-  auto now = self->options_.now;
-  if (!now) {
-    now = [] {
-      return std::chrono::duration_cast<std::chrono::milliseconds>(
-                 std::chrono::system_clock::now().time_since_epoch())
-          .count();
-    };
-  }
+  auto now = self->options_.now ? self->options_.now : WallClockMs;
   store->retention_ = std::make_unique<RetentionEnforcer>(
       self->options_.retention, [self] { return self->partitions_.List(); },
       [self](std::int64_t day) { return self->DropPartition(day); }, std::move(now), log,

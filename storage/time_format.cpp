@@ -168,4 +168,10 @@ std::optional<std::int64_t> ParseDay(std::string_view text) {
   return DayOf(*t);
 }
 
+TimeMs WallClockMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 }  // namespace dashcam

@@ -29,6 +29,9 @@ std::optional<TimeMs> ParseRfc3339(std::string_view text);
 // unit one of s m h d w (and `ms`). `now` is given by the caller.
 std::optional<TimeMs> ParseTimeParam(std::string_view text, TimeMs now);
 
+// The wall clock (the system clock) in epoch milliseconds.
+TimeMs WallClockMs();
+
 // `2026-11-29T10:23:15.123Z`: UTC, always three fraction digits.
 std::string FormatRfc3339Ms(TimeMs t);
 

@@ -21,12 +21,6 @@ WriterOptions WithSharedDictionaries(WriterOptions options, SharedDictionaries& 
   return options;
 }
 
-TimeMs WallNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // Removes what a failed creation of a partition left behind, so that no
 // empty or half-initialised file is registered on the next start.
 void RemoveCreatedFiles(const std::string& path) {
@@ -263,7 +257,7 @@ void Writer::FailGroup(std::vector<Job>& group, const Status& status) {
 
 void Writer::NoteCommitStatus(const Status& status) {
   if (status.code() != StatusCode::kNoSpace) return;
-  const TimeMs since = WallNowMs();
+  const TimeMs since = WallClockMs();
   {
     std::lock_guard lock(mu_);
     if (disk_full_) return;
@@ -288,7 +282,7 @@ void Writer::Probe() {
   }
   // Retention may have dropped that day to make room: probing it would
   // create it again. Probe where new events go instead.
-  if (!partitions_.Contains(day)) day = DayOf(WallNowMs());
+  if (!partitions_.Contains(day)) day = DayOf(WallClockMs());
   Status s;
   const auto available = AvailableBytes(partitions_.dir());
   if (available && *available < options_.disk_full_resume_free_bytes) {
@@ -308,7 +302,7 @@ void Writer::Probe() {
     last_commit_ = Status::Ok();  // a write transaction committed
     lock.unlock();
     log_.Info("disk_space_recovered", {{"partition", FormatDay(day)},
-                                       {"paused_ms", WallNowMs() - ended.since_ms},
+                                       {"paused_ms", WallClockMs() - ended.since_ms},
                                        {"refused_batches", ended.refused_batches},
                                        {"failed_probes", ended.failed_probes}});
     return;

@@ -129,22 +129,12 @@ Result<std::unique_ptr<ClickHouseStore>> ClickHouseStore::Open(ChStoreOptions op
   return store;
 }
 
-namespace {
-
-TimeMs SystemNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
-
 ClickHouseStore::ClickHouseStore(ChStoreOptions options, const Log& log)
     : options_(std::move(options)),
       log_(log),
       table_(ChIdentifier(options_.cluster.database) + "." + ChIdentifier(kDistributedTable)),
       next_seq_(std::random_device{}()),
-      now_(options_.now ? options_.now : SystemNowMs),
+      now_(options_.now ? options_.now : WallClockMs),
       tail_feed_(table_, now_()),
       writer_([this] { WriterLoop(); }) {
   if (options_.tail_poll.count() > 0) poller_ = std::thread([this] { PollLoop(); });
