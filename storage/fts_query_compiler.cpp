@@ -68,14 +68,9 @@ std::string TermExpression(const query::Term& t) {
 // Words of a proximity phrase, each a message phrase (query_ast.h, kNear).
 std::string NearExpression(const query::Term& t) {
   std::vector<std::string> phrases;
-  std::size_t pos = 0;
-  const std::string_view text(t.text);
-  while (pos < text.size()) {
-    const std::size_t end = std::min(text.find_first_of(" \t\n\r\f\v", pos), text.size());
-    const std::string_view word = text.substr(pos, end - pos);
+  for (std::string_view word : query::NearWords(t.text)) {
     if (TextTokenizer::HasTokens(word))
       phrases.push_back(QuoteFtsString(EncodeMessagePhrase(word)));
-    pos = end + 1;
   }
   if (phrases.empty()) return NeverMatchingFts();
   if (phrases.size() == 1) return phrases.front();

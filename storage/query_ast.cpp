@@ -26,6 +26,8 @@
 // ParseLimits::max_depth.
 #include "storage/query_ast.h"
 
+#include <algorithm>
+
 namespace dashcam::query {
 namespace {
 
@@ -179,6 +181,17 @@ void AppendNode(const Node& node, std::string* out) {
 }
 
 }  // namespace
+
+std::vector<std::string_view> NearWords(std::string_view text) {
+  std::vector<std::string_view> words;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const std::size_t end = std::min(text.find_first_of(" \t\n\r\f\v", pos), text.size());
+    if (end > pos) words.push_back(text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return words;
+}
 
 std::string DebugString(const Node& node) {
   std::string out;

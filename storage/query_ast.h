@@ -119,6 +119,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dashcam::query {
@@ -191,6 +192,10 @@ inline constexpr const char* kIdField = "_id";
 inline bool IsMessageField(const std::string& field) {
   return field.empty() || field == "message";
 }
+
+// kNear's words: `text` cut at ASCII whitespace (space \t \n \r \f \v),
+// empty pieces left out. Views into `text`.
+std::vector<std::string_view> NearWords(std::string_view text);
 
 // Readable, canonical form, for tests and logs: (AND a (OR b c)), field:"text"*.
 std::string DebugString(const Node& node);

@@ -148,12 +148,9 @@ bool NearMatches(const query::Term& t, const EventView& ev) {
   if (!query::IsMessageField(t.field) || !ev.doc->message) return false;
   const std::vector<std::string> tokens = TextTokenizer::TokenizeToVector(*ev.doc->message);
   std::vector<std::vector<std::string>> phrases;
-  std::size_t pos = 0;
-  while (pos < t.text.size()) {
-    const std::size_t end = std::min(t.text.find_first_of(" \t\n\r\f\v", pos), t.text.size());
-    auto words = TextTokenizer::TokenizeToVector(std::string_view(t.text).substr(pos, end - pos));
-    if (!words.empty()) phrases.push_back(std::move(words));
-    pos = end + 1;
+  for (std::string_view word : query::NearWords(t.text)) {
+    auto tokens = TextTokenizer::TokenizeToVector(word);
+    if (!tokens.empty()) phrases.push_back(std::move(tokens));
   }
   if (phrases.empty()) return false;
   // Starts of every phrase's occurrences.

@@ -119,6 +119,7 @@ class Compiler {
   Result<std::string> Range(const Node& n);
   std::string Exists(const Node& n);
   Result<std::string> Fuzzy(const Node& n);
+  std::string Near(const Node& n);
 
   const FuzzyExpander& fuzzy_;
 };
@@ -147,9 +148,7 @@ Result<std::string> Compiler::Compile(const Node& n) {
     case NodeKind::kExists:
       return Exists(n);
     case NodeKind::kNear:
-      return Status::InvalidArgument(fmt::format(
-          "proximity (\"...\"~N) at byte {} is not supported by the ClickHouse backend yet",
-          n.position));
+      return Near(n);
     case NodeKind::kFuzzy:
       return Fuzzy(n);
   }
@@ -305,6 +304,55 @@ Result<std::string> Compiler::Fuzzy(const Node& n) {
   for (const std::string& token : *matches) list += (list.empty() ? "" : "|") + QuoteMeta(token);
   return fmt::format("match({}, {})", col.column,
                      RegexLiteral(" " + QuoteMeta(col.prefix) + "(?:" + list + ") "));
+}
+
+// The message's tokens as an array: "", t1, t2, ..., "" (positions offset
+// by one, which differences do not see). ClickHouse computes the repeated
+// expression once per block.
+constexpr const char* kTokenArray = "splitByChar(' ', tokens)";
+
+// The positions in kTokenArray where `phrase` starts (1-based).
+std::string PhraseStarts(const std::vector<std::string>& phrase) {
+  std::string cond;
+  for (std::size_t k = 0; k < phrase.size(); ++k) {
+    cond += fmt::format("{}{}[j + {}] = {}", k ? " AND " : "", kTokenArray, k, ChString(phrase[k]));
+  }
+  return fmt::format("arrayFilter(j -> {}, arrayEnumerate({}))", cond, kTokenArray);
+}
+
+// query_ast.h's rule, max_j(s_j) - (s_i + n_i) <= N for all i, read as:
+// some phrase m has a start s_m such that every other phrase i starts at
+// some s_i with s_i <= s_m and s_i + n_i + N >= s_m (s_m is then the
+// latest start). Each phrase is also asked with position() first, which is
+// cheap and spares the arrays' work when it fails.
+std::string Compiler::Near(const Node& n) {
+  std::vector<std::vector<std::string>> phrases;
+  for (std::string_view word : query::NearWords(n.term.text)) {
+    auto tokens = TextTokenizer::TokenizeToVector(word);
+    if (!tokens.empty()) phrases.push_back(std::move(tokens));
+  }
+  if (phrases.empty()) return kNothing;
+  std::string present;
+  for (const auto& phrase : phrases) {
+    std::string needle = " ";
+    for (const std::string& token : phrase) needle += token + " ";
+    present +=
+        fmt::format("{}position(tokens, {}) > 0", present.empty() ? "" : " AND ", ChString(needle));
+  }
+  if (phrases.size() == 1) return "(" + present + ")";
+  std::string near;
+  for (std::size_t m = 0; m < phrases.size(); ++m) {
+    std::string others;
+    for (std::size_t i = 0; i < phrases.size(); ++i) {
+      if (i == m) continue;
+      others += fmt::format("{}arrayExists(y -> y <= x AND y + {} >= x, {})",
+                            others.empty() ? "" : " AND ", phrases[i].size() + n.term.distance,
+                            PhraseStarts(phrases[i]));
+    }
+    near += fmt::format("{}arrayExists(x -> {}, {})", m ? " OR " : "", others,
+                        PhraseStarts(phrases[m]));
+  }
+  return fmt::format("({} AND ({}))", present, near);
 }
 
 }  // namespace

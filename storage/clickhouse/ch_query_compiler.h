@@ -14,12 +14,12 @@
 //   keyword fields      whole string values of the value arrays;
 //   numbers, ranges     the name/value arrays (arrayExists);
 //   @timestamp          ts and ms;
+//   proximity           position() of each word's phrase, then the rule of
+//                       query_ast.h over the token array's positions
+//                       (splitByChar of the message's token column);
 //   fuzzy               the tokens (keyword fields: the whole values) that
 //                       the caller's FuzzyExpander finds within the edit
 //                       distance in the searched range, matched as above.
-//
-// Not yet compiled (InvalidArgument naming the leaf and its position):
-// proximity (kNear) leaves.
 //
 // Thread-safety: a pure function.
 #pragma once

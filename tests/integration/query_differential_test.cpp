@@ -73,11 +73,10 @@ constexpr std::int64_t kSpanMs = 4 * 3600 * 1000;
 struct Backend {
   std::string name;
   std::vector<std::string> server_args;  // besides the ones every run has
-  bool near = true;                      // kNear leaves
   bool expansion_limit = true;           // refuses leaves past kMaxExpansions
 };
 
-QueryFeatures Features(const Backend& backend) {
+QueryFeatures Features() {
   QueryFeatures f;
   f.lowercase_operators = true;
   f.symbol_operators = true;
@@ -89,7 +88,7 @@ QueryFeatures Features(const Backend& backend) {
   f.timestamp_ranges = true;
   f.exists = true;
   f.fuzzy = true;
-  f.near = backend.near;
+  f.near = true;
   f.index_field = true;
   f.id_field = true;
   f.boosts = true;
@@ -376,7 +375,7 @@ GenerationReport GenerateQueries(const DataSet& data, ReferenceEvaluator& refere
   // bugs beyond the fixed set.
   std::uint64_t seed = kQuerySeed;
   if (const char* s = std::getenv("DASHCAM_DIFFTEST_SEED")) seed = std::strtoull(s, nullptr, 10);
-  QueryGenerator gen(data.events, seed, Features(backend), now_ms);
+  QueryGenerator gen(data.events, seed, Features(), now_ms);
   GenerationReport out;
   std::size_t broad = 0, empty = 0;
   for (std::size_t made = 0; made < kQueries;) {
@@ -620,8 +619,6 @@ void ExpectSameHitsAsTheReference(const Backend& backend) {
         "+/- or-group",  "+x -x",       "field group", "&& || !",  "and or not",
         "juxtaposition", "parentheses", "_id",         "_index",   "CJK",
         "escape",        "boost"}) {
-    const std::string_view p = part;
-    if (!backend.near && p == "proximity") continue;
     EXPECT_GE(kinds[part], 3) << "too few queries use " << part;
   }
   std::printf(
@@ -650,7 +647,7 @@ TEST(QueryDifferentialTest, TheClickHouseBackendHitsExactlyWhatTheReferenceFinds
   ClickHouseCluster cluster(2);
   ASSERT_TRUE(cluster.Start()) << cluster.error();
   ExpectSameHitsAsTheReference(
-      Backend{"clickhouse", {"--storage", cluster.StorageUrl("difftest")}, false, false});
+      Backend{"clickhouse", {"--storage", cluster.StorageUrl("difftest")}, false});
 }
 
 }  // namespace
