@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include <fmt/format.h>
+
 namespace dashcam::storage {
 namespace {
 
@@ -22,6 +24,14 @@ std::uint64_t HistogramAccumulator::BucketCount(TimeMs from, TimeMs to, TimeMs i
   return static_cast<std::uint64_t>((FloorTo(to - 1, interval) - FloorTo(from, interval)) /
                                     interval) +
          1;
+}
+
+Status HistogramAccumulator::CheckBucketCount(TimeMs from, TimeMs to, TimeMs interval) {
+  const std::uint64_t buckets = BucketCount(from, to, interval);
+  if (buckets <= kMaxHistogramBuckets) return Status::Ok();
+  return Status::InvalidArgument(
+      fmt::format("the range holds {} buckets of {} ms; at most {} are allowed", buckets, interval,
+                  kMaxHistogramBuckets));
 }
 
 HistogramAccumulator::HistogramAccumulator(TimeMs from, TimeMs to, const HistogramSpec& spec,

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "storage/exploration.h"
+#include "storage/status.h"
 
 namespace dashcam::storage {
 
@@ -40,6 +41,9 @@ class HistogramAccumulator {
 
   // Buckets the range [from, to) spans at `interval`.
   static std::uint64_t BucketCount(TimeMs from, TimeMs to, TimeMs interval);
+  // InvalidArgument, saying how many, when that is more than
+  // kMaxHistogramBuckets.
+  static Status CheckBucketCount(TimeMs from, TimeMs to, TimeMs interval);
 
   // One event at time t (in [from, to); others are ignored) with these split
   // values (none: the event lacks the split field) and numeric values of the

@@ -16,9 +16,11 @@
 #include "storage/field_stats.h"
 #include "storage/fts_query_compiler.h"
 #include "storage/histogram_accumulator.h"
+#include "storage/histogram_row_reader.h"
 #include "storage/partition.h"
 #include "storage/partition_check.h"
 #include "storage/row_predicate.h"
+#include "storage/scan_exploration.h"
 #include "storage/scope_match.h"
 #include "storage/vocabulary.h"
 
@@ -443,43 +445,10 @@ Result<std::vector<HistogramBucket>> SqliteStore::Histogram(const SearchRequest&
   return out;
 }
 
+// The events in key order, as the exploration's other row scans read them.
 Result<TermsResult> SqliteStore::TopValues(const SearchRequest& req, const std::string& field,
                                            std::size_t size, std::size_t max_events) {
-  SearchRequest page_req = req;
-  page_req.count_limit = 0;
-  page_req.before.reset();
-  std::map<std::string, std::uint64_t> counts;
-  TermsResult out;
-  DocumentReader reader;
-  DocumentView view;
-  while (out.events_read < max_events) {
-    page_req.limit = std::min<std::size_t>(5000, max_events - out.events_read);
-    auto page = Search(page_req);
-    if (!page.ok()) return page.status();
-    for (const StoredEvent& ev : page->hits) {
-      ++out.events_read;
-      if (!reader.ReadUnpadded(ev.source, view).ok()) continue;
-      for (const Field& f : view.fields) {
-        if (f.name == field) ++counts[f.text];
-      }
-      if (field == "message" && view.message) ++counts[*view.message];
-    }
-    if (!page->next) break;
-    page_req.before = page->next;
-  }
-  out.complete = out.events_read < max_events;
-  std::vector<TermsResult::Bucket> all;
-  for (auto& [value, n] : counts) all.push_back({value, n});
-  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
-    return a.count != b.count ? a.count > b.count : a.value < b.value;
-  });
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    if (i < size)
-      out.buckets.push_back(std::move(all[i]));
-    else
-      out.other_count += all[i].count;
-  }
-  return out;
+  return TopValuesByScan(*this, req, field, size, max_events);
 }
 
 Result<std::optional<StoredEvent>> SqliteStore::Get(std::string_view id) {
@@ -600,11 +569,6 @@ namespace {
 
 using ReaderFor = std::function<Result<PartitionReader*>(std::int64_t day)>;
 
-// Matching events read at most to choose a split's keys when the field has
-// too many values to track them all.
-constexpr std::size_t kKeySampleEvents = 100'000;
-constexpr std::size_t kKeySampleValues = 100'000;  // distinct values counted at most
-
 // Rows of the events matching `q` in keys [lo, hi] of one partition, in key
 // order: the key, then `columns` (which may name `e.` events columns when
 // need_events), from the candidates of Candidates().
@@ -636,62 +600,6 @@ Status ForEachRow(PartitionReader& reader, const std::string& sql, const Compile
   return SqliteStatus(rc, reader.db(), "scan");
 }
 
-// What one event contributes to a histogram, read from a row of
-// (key, level, idx, source): its split values and numeric values.
-class HistogramRowReader {
- public:
-  explicit HistogramRowReader(const HistogramSpec& spec)
-      : spec_(spec),
-        column_split_(spec.split_field == kLevelSplit || spec.split_field == kIndexField),
-        doc_split_(!spec.split_field.empty() && !column_split_),
-        value_index_(doc_split_ && spec.value_field == spec.split_field ? 0 : 1),
-        extractor_(
-            {doc_split_ ? spec.split_field : "", value_index_ == 1 ? spec.value_field : ""}) {}
-
-  bool needs_document() const { return doc_split_ || !spec_.value_field.empty(); }
-
-  // Reads the row; false when its document cannot be parsed (skipped). The
-  // values stay valid until the next Read or the next step of the row.
-  bool Read(const Stmt& row) {
-    values_.clear();
-    numbers_.clear();
-    if (needs_document() && !extractor_.Extract(row.Text(3)).ok()) return false;
-    if (column_split_) {
-      const std::string_view v = row.Text(spec_.split_field == kLevelSplit ? 1 : 2);
-      if (!v.empty()) values_.push_back(v);
-    }
-    if (!needs_document()) return true;
-    if (doc_split_) {
-      for (const auto& v : extractor_.values(0)) values_.push_back(v.text);
-    }
-    if (spec_.value_field.empty()) return true;
-    for (const auto& v : extractor_.values(value_index_)) {
-      if (v.type == Field::Type::kNumber) {
-        numbers_.push_back(v.number);
-      } else if (v.type == Field::Type::kString) {
-        double d = 0;
-        auto [p, ec] = std::from_chars(v.text.data(), v.text.data() + v.text.size(), d);
-        if (!v.text.empty() && ec == std::errc() && p == v.text.data() + v.text.size() &&
-            std::isfinite(d)) {
-          numbers_.push_back(d);
-        }
-      }
-    }
-    return true;
-  }
-
-  const std::vector<std::string_view>& values() const { return values_; }
-  const std::vector<double>& numbers() const { return numbers_; }
-
- private:
-  const HistogramSpec& spec_;
-  const bool column_split_, doc_split_;
-  const std::size_t value_index_;  // of the value field among the extracted names
-  FieldExtractor extractor_;
-  std::vector<std::string_view> values_;
-  std::vector<double> numbers_;
-};
-
 constexpr const char* kHistogramColumns = "e.level, e.idx, dc_source(e.source)";
 
 // Histogram of events read row by row (the level column, or documents).
@@ -709,7 +617,7 @@ Status ScanHistogram(const ReaderFor& reader_for, const std::vector<std::int64_t
     const std::string sql =
         RowsSql(**q, need_events ? kHistogramColumns : "''", need_events, false);
     auto s = ForEachRow(**reader, sql, **q, lo, hi, deadline, [&](const Stmt& row) {
-      if (need_events && !rows.Read(row)) return true;
+      if (need_events && !rows.Read(row.Text(1), row.Text(2), row.Text(3))) return true;
       overflow = !acc.Add(KeyTime(row.Int(0)), rows.values(), rows.numbers());
       return !overflow;
     });
@@ -788,9 +696,8 @@ Status LevelCountsHistogram(const ReaderFor& reader_for, const std::vector<std::
   return Status::Ok();
 }
 
-// The `n` most frequent split values among the newest kKeySampleEvents
-// matching events; `complete` says whether that was all of them (and all
-// their values: at most kKeySampleValues distinct ones are counted).
+// The `n` most frequent split values among the newest matching events
+// (SplitKeySampler); `complete` says whether that was all of them.
 Result<std::vector<std::string>> SampleSplitKeys(const ReaderFor& reader_for,
                                                  const std::vector<std::int64_t>& days,
                                                  CompiledByDay& compiled, EventKey lo, EventKey hi,
@@ -799,10 +706,9 @@ Result<std::vector<std::string>> SampleSplitKeys(const ReaderFor& reader_for,
   HistogramSpec split_only = spec;
   split_only.value_field.clear();
   HistogramRowReader rows(split_only);
-  std::unordered_map<std::string, std::uint64_t> counts;
-  std::size_t read = 0;
-  bool dropped = false;
-  complete = true;
+  SplitKeySampler sampler;
+  const std::vector<std::string_view> none;
+  bool full = false;
   for (std::int64_t day : days) {
     auto reader = reader_for(day);
     if (!reader.ok()) return reader.status();
@@ -810,38 +716,14 @@ Result<std::vector<std::string>> SampleSplitKeys(const ReaderFor& reader_for,
     if (!q.ok()) return q.status();
     const std::string sql = RowsSql(**q, kHistogramColumns, true, true);
     auto s = ForEachRow(**reader, sql, **q, lo, hi, deadline, [&](const Stmt& row) {
-      if (read == kKeySampleEvents) {
-        complete = false;
-        return false;
-      }
-      ++read;
-      if (rows.Read(row)) {
-        for (std::string_view v : rows.values()) {
-          // Bounded whatever the documents hold (arrays of many values).
-          auto it = counts.find(std::string(v));
-          if (it != counts.end())
-            ++it->second;
-          else if (counts.size() < kKeySampleValues)
-            counts.emplace(std::string(v), 1);
-          else
-            dropped = true;
-        }
-      }
-      return true;
+      const bool read = rows.Read(row.Text(1), row.Text(2), row.Text(3));
+      full = !sampler.Add(read ? rows.values() : none);
+      return !full;
     });
     if (!s.ok()) return s;
-    if (!complete) break;
+    if (full) break;
   }
-  complete = complete && !dropped;
-  std::vector<std::pair<std::string, std::uint64_t>> all(counts.begin(), counts.end());
-  const std::size_t n = std::min(spec.split_size, all.size());
-  std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n), all.end(),
-                    [](const auto& a, const auto& b) {
-                      return a.second != b.second ? a.second > b.second : a.first < b.first;
-                    });
-  std::vector<std::string> keys;
-  for (std::size_t i = 0; i < n; ++i) keys.push_back(std::move(all[i].first));
-  return keys;
+  return sampler.Keys(spec.split_size, complete);
 }
 
 }  // namespace
@@ -851,11 +733,8 @@ Result<HistogramTable> SqliteStore::Histogram(const SearchRequest& req, const Hi
     return Status::InvalidArgument("bad histogram request");
   const TimeMs from = std::max(req.from, kMinEventTime), to = std::min(req.to, kMaxEventTime);
   if (from >= to) return HistogramTable{};
-  const std::uint64_t buckets = HistogramAccumulator::BucketCount(from, to, spec.interval);
-  if (buckets > kMaxHistogramBuckets) {
-    return Status::InvalidArgument(
-        fmt::format("the range holds {} buckets of {} ms; at most {} are allowed", buckets,
-                    spec.interval, kMaxHistogramBuckets));
+  if (Status s = HistogramAccumulator::CheckBucketCount(from, to, spec.interval); !s.ok()) {
+    return s;
   }
   // Compiled without a vocabulary: whether it matches everything does not
   // depend on one, and errors that do not depend on a partition surface.

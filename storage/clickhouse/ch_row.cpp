@@ -171,6 +171,10 @@ Status ChRowEncoder::Append(const Record& record, std::string_view id, std::uint
   out += ",\"str_names\":" + names_s + ",\"str_values\":" + values_s;
   out += ",\"num_names\":" + names_n + ",\"num_values\":" + values_n;
   out += ",\"snum_names\":" + names_sn + ",\"snum_values\":" + values_sn;
+  out += ",\"grp\":";
+  AppendJsonString(out, record.group);
+  out += ",\"grp_end\":";
+  out += record.group_end ? '1' : '0';
   out += ",\"source\":";
   AppendJsonString(out, record.source);
   out += "}\n";

@@ -27,7 +27,8 @@ std::vector<std::string> SchemaStatements(const ChOptions& o) {
           " has_msg UInt8, tokens String, ftokens String,"
           " str_names Array(String), str_values Array(String),"
           " num_names Array(String), num_values Array(Float64),"
-          " snum_names Array(String), snum_values Array(Float64), source String)"
+          " snum_names Array(String), snum_values Array(Float64), grp String, grp_end UInt8,"
+          " source String)"
           " ENGINE = ReplacingMergeTree() PARTITION BY toYYYYMMDD(ts) ORDER BY (ts, ms, id)",
       fmt::format("CREATE TABLE IF NOT EXISTS {}.{} AS {} ENGINE = Distributed({}, {}, {}, "
                   "sipHash64(id))",

@@ -16,6 +16,9 @@
 #include "storage/clickhouse/ch_row.h"
 #include "storage/clickhouse/ch_rows.h"
 #include "storage/clickhouse/ch_schema.h"
+#include "storage/histogram_accumulator.h"
+#include "storage/scan_exploration.h"
+#include "storage/time_format.h"
 #include "storage/token_pattern.h"
 
 namespace dashcam::storage::clickhouse {
@@ -31,11 +34,6 @@ const ChSettings kReadSettings = {{"output_format_json_quote_64bit_integers", "0
 // Newest-first searches ask these windows back from the end of the range
 // in turn, the last one reaching its start.
 constexpr TimeMs kWindows[] = {3'600'000, 86'400'000, 7 * 86'400'000};
-
-Status NotYet(std::string_view what) {
-  return Status::InvalidArgument(
-      fmt::format("{} is not supported by the ClickHouse backend yet", what));
-}
 
 // "SELECT <columns> FROM (SELECT <key> AS key, <time> AS t, * FROM table
 // WHERE <conditions>)": the inner query names the computed columns.
@@ -493,8 +491,11 @@ Result<std::vector<HistogramBucket>> ClickHouseStore::Histogram(const SearchRequ
 
 Result<HistogramTable> ClickHouseStore::Histogram(const SearchRequest& req,
                                                   const HistogramSpec& spec) {
-  if (!spec.split_field.empty()) return NotYet("a histogram split by a field");
-  if (!spec.value_field.empty()) return NotYet("a histogram of a field's values");
+  if (!spec.value_field.empty() || (!spec.split_field.empty() && spec.split_field != kLevelSplit &&
+                                    spec.split_field != kIndexField)) {
+    return HistogramByScan(*this, req, spec);  // reads the documents
+  }
+  if (!spec.split_field.empty()) return ColumnSplitHistogram(req, spec);
   auto buckets = Histogram(req, spec.interval);
   if (!buckets.ok()) return buckets.status();
   HistogramTable table;
@@ -507,9 +508,76 @@ Result<HistogramTable> ClickHouseStore::Histogram(const SearchRequest& req,
   return table;
 }
 
-Result<TermsResult> ClickHouseStore::TopValues(const SearchRequest&, const std::string&,
-                                               std::size_t, std::size_t) {
-  return NotYet("a field's top values");
+// Split by the level or index column: counted per bucket and value by
+// ClickHouse. The series are the most frequent values over the range, as
+// the accumulator chooses them; past the values it can discover, the
+// split_size most frequent of the answer's counts (exact, not sampled).
+Result<HistogramTable> ClickHouseStore::ColumnSplitHistogram(const SearchRequest& req,
+                                                             const HistogramSpec& spec) {
+  if (req.query == nullptr || spec.interval <= 0) {
+    return Status::InvalidArgument("bad histogram request");
+  }
+  const TimeMs from = std::max(req.from, kMinEventTime), to = std::min(req.to, kMaxEventTime);
+  if (from >= to) return HistogramTable{};
+  if (Status s = HistogramAccumulator::CheckBucketCount(from, to, spec.interval); !s.ok()) {
+    return s;
+  }
+  auto where = Compile(*req.query, from, to, req.deadline);
+  if (!where.ok()) return where.status();
+  const char* column = spec.split_field == kLevelSplit ? "level" : "idx";
+  auto body = Query(fmt::format("SELECT intDiv({0}, {1}) * {1} AS b, {2} AS s, uniqExact(id) AS n "
+                                "FROM {3} WHERE {4} AND ({5}) GROUP BY b, s{6}",
+                                kChTimeMs, spec.interval, column, table_, TimeBounds(from, to),
+                                *where, kJsonRows),
+                    req.deadline);
+  if (!body.ok()) return body.status();
+  struct Row {
+    TimeMs b = 0;
+    std::string s;
+    std::uint64_t n = 0;
+  };
+  std::vector<Row> rows;
+  Status st = ForEachJsonRow(*body, [&](const boost::json::object& o) {
+    const auto* b = o.if_contains("b");
+    const auto* v = o.if_contains("s");
+    const auto* c = o.if_contains("n");
+    if (!b || !v || !c || !v->is_string()) return Status::Internal("ClickHouse: bad histogram row");
+    rows.push_back(
+        {b->to_number<TimeMs>(), std::string(v->get_string()), c->to_number<std::uint64_t>()});
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  auto fill = [&](HistogramAccumulator& acc) {
+    for (const Row& r : rows) {
+      const std::string_view value = r.s;
+      const std::span<const std::string_view> split =
+          r.s.empty() ? std::span<const std::string_view>() : std::span(&value, 1);
+      // The first bucket may start before `from`, where Add ignores times.
+      if (!acc.Add(std::max(r.b, from), split, {}, r.n)) return false;
+    }
+    return true;
+  };
+  HistogramAccumulator discovering(from, to, spec, std::nullopt);
+  if (fill(discovering)) return discovering.Finish(false);
+  std::map<std::string, std::uint64_t> totals;
+  for (const Row& r : rows) {
+    if (!r.s.empty()) totals[r.s] += r.n;
+  }
+  std::vector<std::pair<std::string, std::uint64_t>> order(totals.begin(), totals.end());
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> keys;
+  for (std::size_t i = 0; i < std::min(spec.split_size, order.size()); ++i) {
+    keys.push_back(order[i].first);
+  }
+  HistogramAccumulator with_keys(from, to, spec, std::move(keys));
+  fill(with_keys);
+  return with_keys.Finish(false);
+}
+
+Result<TermsResult> ClickHouseStore::TopValues(const SearchRequest& req, const std::string& field,
+                                               std::size_t size, std::size_t max_events) {
+  return TopValuesByScan(*this, req, field, size, max_events);
 }
 
 Result<ScanPage> ClickHouseStore::Scan(const ScanRequest& req) {
@@ -520,10 +588,24 @@ Result<ScanPage> ClickHouseStore::Scan(const ScanRequest& req) {
   auto where = Compile(*req.query, from, to, req.deadline);
   if (!where.ok()) return where.status();
   const std::string conditions = TimeBounds(from, to) + " AND (" + *where + ")";
-  auto body = Query(fmt::format("SELECT {} FROM {} WHERE key >= {} AND key <= {} ORDER BY key {} "
-                                "LIMIT 1 BY id LIMIT {}{}",
-                                kHitColumns, FromEvents(table_, conditions), req.lo, req.hi,
-                                req.ascending ? "ASC" : "DESC", req.limit, kJsonRows),
+  const std::string order = req.ascending ? "ASC" : "DESC";
+  const std::string page_rows = fmt::format(
+      "SELECT {} FROM {} WHERE key >= {} AND key <= {} ORDER BY key {} LIMIT 1 BY id LIMIT {}",
+      kHitColumns, FromEvents(table_, conditions), req.lo, req.hi, order, req.limit);
+  std::string cut;
+  // With a byte budget, the page ends at the event that takes its sources
+  // past it: a scalar subquery finds that event's key from the page's keys
+  // and source sizes, so that large events are not all fetched only to be
+  // cut (an export's memory), in the same round trip.
+  if (req.max_bytes != std::numeric_limits<std::size_t>::max()) {
+    cut = fmt::format(
+        " AND key {} (SELECT if(i = 0, ks[length(ks)], ks[i]) FROM (SELECT groupArray(key) AS ks, "
+        "arrayFirstIndex(x -> x > {}, arrayCumSum(groupArray(length(source)))) AS i FROM "
+        "(SELECT key, source FROM ({}))))",
+        req.ascending ? "<=" : ">=", req.max_bytes, page_rows);
+  }
+  auto body = Query(fmt::format("SELECT {} FROM ({}) WHERE 1{} ORDER BY key {}{}", kHitColumns,
+                                page_rows, cut, order, kJsonRows),
                     req.deadline);
   if (!body.ok()) return body.status();
   auto hits = ParseHits(*body);
@@ -535,7 +617,8 @@ Result<ScanPage> ClickHouseStore::Scan(const ScanRequest& req) {
     page.events.push_back(std::move(e));
     if (bytes > req.max_bytes) break;
   }
-  page.more = page.events.size() == req.limit || page.events.size() < hits->size();
+  page.more =
+      page.events.size() == req.limit || page.events.size() < hits->size() || bytes > req.max_bytes;
   return page;
 }
 
@@ -550,16 +633,57 @@ Result<std::optional<StoredEvent>> ClickHouseStore::Get(std::string_view id) {
   return std::optional<StoredEvent>(std::move(hits->front()));
 }
 
-Result<FieldsSummary> ClickHouseStore::SummarizeFields(const SearchRequest&, const FieldsSpec&) {
-  return NotYet("field statistics");
+Result<FieldsSummary> ClickHouseStore::SummarizeFields(const SearchRequest& req,
+                                                       const FieldsSpec& spec) {
+  return SummarizeFieldsByScan(*this, req, spec);
 }
 
-Result<Neighbors> ClickHouseStore::FindNeighbors(const SearchRequest&, const NeighborsSpec&) {
-  return NotYet("the context of an event");
+Result<Neighbors> ClickHouseStore::FindNeighbors(const SearchRequest& req,
+                                                 const NeighborsSpec& spec) {
+  return FindNeighborsByScan(*this, req, spec);
 }
 
-Result<GroupsPage> ClickHouseStore::Groups(const GroupsRequest&) {
-  return NotYet("the runs rollup");
+// The SQLite store's per-day rollups (partition.h), computed: each group's
+// first and last time, distinct events and newest closing time per UTC day
+// of the days overlapping the range, the days whose span overlaps it
+// merged. Newest `last` first; one more than the limit says whether more.
+Result<GroupsPage> ClickHouseStore::Groups(const GroupsRequest& req) {
+  const TimeMs from = std::max(req.from, kMinEventTime), to = std::min(req.to, kMaxEventTime);
+  GroupsPage page;
+  if (from >= to || req.limit == 0) return page;
+  const TimeMs days_from = DayStart(DayOf(from)), days_to = DayStart(DayOf(to - 1) + 1);
+  auto body = Query(
+      fmt::format(
+          "SELECT grp, min(f) AS first, max(l) AS last, sum(n) AS events, max(e) AS ended, "
+          "sum(c) AS closed FROM (SELECT grp, toDate(ts) AS d, min({0}) AS f, max({0}) AS l, "
+          "uniqExact(id) AS n, maxIf({0}, grp_end = 1) AS e, countIf(grp_end = 1) AS c FROM {1} "
+          "WHERE grp != '' AND {2} GROUP BY grp, d HAVING l >= {3} AND f < {4}) GROUP BY grp "
+          "ORDER BY last DESC, grp ASC LIMIT {5}{6}",
+          kChTimeMs, table_, TimeBounds(days_from, days_to), from, to, req.limit + 1, kJsonRows),
+      req.deadline);
+  if (!body.ok()) return body.status();
+  Status s = ForEachJsonRow(*body, [&](const json::object& o) {
+    GroupSummary g;
+    try {  // a missing column or another type throws
+      g.key = json::value_to<std::string>(o.at("grp"));
+      g.first = json::value_to<TimeMs>(o.at("first"));
+      g.last = json::value_to<TimeMs>(o.at("last"));
+      g.events = json::value_to<std::uint64_t>(o.at("events"));
+      if (json::value_to<std::uint64_t>(o.at("closed")) > 0) {
+        g.ended = json::value_to<TimeMs>(o.at("ended"));
+      }
+    } catch (const std::exception&) {
+      return Status::Internal("ClickHouse: unexpected groups row");
+    }
+    page.groups.push_back(std::move(g));
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  if (page.groups.size() > req.limit) {
+    page.groups.resize(req.limit);
+    page.complete = false;
+  }
+  return page;
 }
 
 Result<std::optional<TimeExtent>> ClickHouseStore::Extent(Clock::time_point deadline) {

@@ -36,8 +36,11 @@
 // over the nodes (system.parts). A node that cannot be reached fails the
 // drop, and the next check tries again.
 //
-// Not yet on this backend (InvalidArgument saying so): TopValues, split or
-// value histograms, SummarizeFields, FindNeighbors and Groups.
+// TopValues, SummarizeFields and FindNeighbors read the matching events'
+// documents page by page (scan_exploration.h), as do histograms split by a
+// document field or of a field's values; histograms split by level or index
+// are counted by ClickHouse, and so are Groups (the runs), from each row's
+// group columns.
 //
 // Thread-safety: as EventStore.
 #pragma once
@@ -133,6 +136,8 @@ class ClickHouseStore final : public EventStore {
   // `partial` as for Query.
   Result<std::string> Compile(const query::Node& query, TimeMs from, TimeMs to,
                               Clock::time_point deadline, bool* partial = nullptr);
+  // Histogram split by the level or the index.
+  Result<HistogramTable> ColumnSplitHistogram(const SearchRequest& req, const HistogramSpec& spec);
   // Each day's parts over every node: bytes, and rows in `rows` (by day).
   Result<std::vector<PartitionInfo>> ListDays(std::map<std::int64_t, std::uint64_t>* rows);
   Result<DroppedPartition> DropDay(std::int64_t day);

@@ -53,6 +53,17 @@ TEST(ChRowTest, MessageTokensAreSpaceDelimitedForWholeTokenSearch) {
   EXPECT_EQ(row.at("level").as_string(), "ERROR");
 }
 
+// The runs rollup (ClickHouseStore::Groups) reads these two columns.
+TEST(ChRowTest, TheGroupAndWhetherTheEventClosesItAreColumns) {
+  Record r = MakeRecord(R"({"message":"training finished"})");
+  EXPECT_EQ(Row(r).at("grp").as_string(), "");
+  EXPECT_EQ(Row(r).at("grp_end").to_number<int>(), 0);
+  r.group = "gpu-7:/logs/train.log";
+  r.group_end = true;
+  EXPECT_EQ(Row(r).at("grp").as_string(), "gpu-7:/logs/train.log");
+  EXPECT_EQ(Row(r).at("grp_end").to_number<int>(), 1);
+}
+
 TEST(ChRowTest, FieldValuesAreSegmentsAndArraysByType) {
   const json::object row = Row(MakeRecord(
       R"({"message":"m","tags":["a b","c"],"gpu":3,"ok":true,"port":"8080","run":{"id":"r 42"},"x":null})"));
