@@ -10,12 +10,15 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
 #include <system_error>
 #include <thread>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "tests/common/spawn.h"
 
@@ -74,6 +77,20 @@ std::string ExitStatus::ToString() const {
 
 namespace {
 
+// The --storage URL that $DASHCAM_TEST_STORAGE asks for this data
+// directory, or "" for the default (SQLite in the data directory). Its
+// "{db}" becomes a database name of the directory's own, so that each
+// server of a test run has a store of its own and a restart finds its data.
+std::string TestStorageUrl(const std::string& data_dir) {
+  if (!ExternalTestStorage()) return "";
+  std::string url = std::getenv("DASHCAM_TEST_STORAGE");
+  const std::size_t at = url.find("{db}");
+  if (at != std::string::npos) {
+    url.replace(at, 4, fmt::format("t{:016x}", std::hash<std::string>{}(data_dir)));
+  }
+  return url;
+}
+
 TestServerOptions WithArgs(std::string data_dir, std::vector<std::string> extra_args) {
   TestServerOptions options;
   options.data_dir = std::move(data_dir);
@@ -82,6 +99,11 @@ TestServerOptions WithArgs(std::string data_dir, std::vector<std::string> extra_
 }
 
 }  // namespace
+
+bool ExternalTestStorage() {
+  const char* env = std::getenv("DASHCAM_TEST_STORAGE");
+  return env != nullptr && *env != '\0';
+}
 
 TestServer::TestServer(std::string data_dir, std::vector<std::string> extra_args)
     : TestServer(WithArgs(std::move(data_dir), std::move(extra_args))) {}
@@ -128,6 +150,17 @@ bool TestServer::Spawn() {
   if (!options_.compress_after.empty() &&
       std::find(extra.begin(), extra.end(), "--compress-after") == extra.end()) {
     args.insert(args.end(), {"--compress-after", options_.compress_after});
+  }
+  if (std::find(extra.begin(), extra.end(), "--storage") == extra.end()) {
+    if (std::string url = TestStorageUrl(options_.data_dir); !url.empty()) {
+      args.insert(args.end(), {"--storage", url});
+      // Views that ask ClickHouse once per run or per page (the runs list)
+      // take seconds on a loaded test machine: the default budget of 10 s
+      // would make them flaky there, and the budget is not what they test.
+      if (std::find(extra.begin(), extra.end(), "--query-timeout-ms") == extra.end()) {
+        args.insert(args.end(), {"--query-timeout-ms", "60000"});
+      }
+    }
   }
   args.insert(args.end(), extra.begin(), extra.end());
   pid_t pid = -1;

@@ -3,6 +3,12 @@
 // 127.0.0.1:0, unless extra_args name --listen), with its own data
 // directory, and stops it. Its stdout and
 // stderr (the structured log) go to a file the caller can read.
+//
+// With $DASHCAM_TEST_STORAGE set (a --storage URL whose "{db}" stands for a
+// database name), a server started without --storage of its own stores its
+// events there, in a database named after its data directory, with a query
+// budget of 60 s unless it sets one: how the integration suites run against
+// the ClickHouse backend (tests/integration/backend_environment.cpp).
 #pragma once
 
 #include <sys/types.h>
@@ -45,6 +51,11 @@ struct ExitStatus {
   bool ok() const { return !signaled && value == 0; }
   std::string ToString() const;  // "exit code 0", "killed by signal 9 (Killed)"
 };
+
+// True when $DASHCAM_TEST_STORAGE sends the servers' events to an external
+// store (ClickHouse) rather than SQLite files in their data directories:
+// for the few checks that only one backend can make.
+bool ExternalTestStorage();
 
 struct TestServerOptions {
   std::string data_dir;                 // --data-dir; kept across Start/Stop
