@@ -8,10 +8,7 @@
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
-#include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "storage/exploration.h"
@@ -42,27 +39,6 @@ class HistogramRowReader {
   FieldExtractor extractor_;
   std::vector<std::string_view> values_;
   std::vector<double> numbers_;
-};
-
-// Chooses a split's series when the field has more values than the
-// accumulator can discover (HistogramAccumulator::Add returned false): the
-// `n` most frequent values (ties: smaller first) among the newest
-// kEvents matching events, counting at most kValues distinct values.
-class SplitKeySampler {
- public:
-  static constexpr std::size_t kEvents = 100'000;
-  static constexpr std::size_t kValues = 100'000;
-
-  // One event's split values; false once kEvents were taken (this one is
-  // not, and the sample is then incomplete).
-  bool Add(const std::vector<std::string_view>& values);
-  // The keys; `complete` says whether every event and value was counted.
-  std::vector<std::string> Keys(std::size_t n, bool& complete);
-
- private:
-  std::unordered_map<std::string, std::uint64_t> counts_;
-  std::size_t events_ = 0;
-  bool truncated_ = false;
 };
 
 }  // namespace dashcam::storage

@@ -149,8 +149,8 @@ bool NearMatches(const query::Term& t, const EventView& ev) {
   const std::vector<std::string> tokens = TextTokenizer::TokenizeToVector(*ev.doc->message);
   std::vector<std::vector<std::string>> phrases;
   for (std::string_view word : query::NearWords(t.text)) {
-    auto tokens = TextTokenizer::TokenizeToVector(word);
-    if (!tokens.empty()) phrases.push_back(std::move(tokens));
+    auto phrase = TextTokenizer::TokenizeToVector(word);
+    if (!phrase.empty()) phrases.push_back(std::move(phrase));
   }
   if (phrases.empty()) return false;
   // Starts of every phrase's occurrences.

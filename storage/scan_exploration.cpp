@@ -11,6 +11,7 @@
 #include "storage/histogram_row_reader.h"
 #include "storage/partition.h"
 #include "storage/scope_match.h"
+#include "storage/split_key_sampler.h"
 
 namespace dashcam::storage {
 namespace {
@@ -21,16 +22,18 @@ constexpr std::size_t kPageEvents = 2000;
 constexpr std::size_t kPageBytes = 8u << 20;
 
 // Calls fn(event) for each event matching `query` in keys [lo, hi], in key
-// order (newest first unless `ascending`), until fn returns false.
+// order (newest first unless `ascending`), until fn returns false. `wanted`:
+// how many events the caller expects to need, at least; the first page asks
+// for that many (at most kPageEvents), each next one for four times more.
 template <class Fn>
 Status ForEachMatch(EventStore& store, const query::Node& query, EventKey lo, EventKey hi,
-                    bool ascending, Clock::time_point deadline, Fn&& fn) {
+                    bool ascending, Clock::time_point deadline, std::size_t wanted, Fn&& fn) {
   ScanRequest scan;
   scan.query = &query;
   scan.lo = lo;
   scan.hi = hi;
   scan.ascending = ascending;
-  scan.limit = kPageEvents;
+  scan.limit = std::clamp<std::size_t>(wanted, 1, kPageEvents);
   scan.max_bytes = kPageBytes;
   scan.deadline = deadline;
   while (scan.lo <= scan.hi) {
@@ -40,6 +43,7 @@ Status ForEachMatch(EventStore& store, const query::Node& query, EventKey lo, Ev
       if (!fn(ev)) return Status::Ok();
     }
     if (!page->more || page->events.empty()) return Status::Ok();
+    scan.limit = std::min(kPageEvents, scan.limit * 4);
     const EventKey last = page->events.back().key;
     if (ascending) {
       if (last == scan.hi) return Status::Ok();
@@ -73,17 +77,17 @@ Result<TermsResult> TopValuesByScan(EventStore& store, const SearchRequest& req,
   if (KeyRange(req, lo, hi) && max_events > 0) {
     DocumentReader reader;
     DocumentView view;
-    auto s =
-        ForEachMatch(store, *req.query, lo, hi, false, req.deadline, [&](const StoredEvent& ev) {
-          ++out.events_read;
-          if (reader.ReadUnpadded(ev.source, view).ok()) {
-            for (const Field& f : view.fields) {
-              if (f.name == field) ++counts[f.text];
-            }
-            if (field == "message" && view.message) ++counts[*view.message];
-          }
-          return out.events_read < max_events;
-        });
+    auto s = ForEachMatch(store, *req.query, lo, hi, false, req.deadline, max_events,
+                          [&](const StoredEvent& ev) {
+                            ++out.events_read;
+                            if (reader.ReadUnpadded(ev.source, view).ok()) {
+                              for (const Field& f : view.fields) {
+                                if (f.name == field) ++counts[f.text];
+                              }
+                              if (field == "message" && view.message) ++counts[*view.message];
+                            }
+                            return out.events_read < max_events;
+                          });
     if (!s.ok()) return s;
   }
   out.complete = out.events_read < max_events;
@@ -116,12 +120,12 @@ Result<HistogramTable> HistogramByScan(EventStore& store, const SearchRequest& r
                  bool& overflow) -> Result<HistogramAccumulator> {
     HistogramAccumulator acc(from, to, spec, std::move(keys));
     HistogramRowReader rows(spec);
-    auto s =
-        ForEachMatch(store, *req.query, lo, hi, false, req.deadline, [&](const StoredEvent& ev) {
-          if (!rows.Read(ev.level, ev.index, ev.source)) return true;
-          overflow = !acc.Add(KeyTime(ev.key), rows.values(), rows.numbers());
-          return !overflow;
-        });
+    auto s = ForEachMatch(store, *req.query, lo, hi, false, req.deadline, kPageEvents,
+                          [&](const StoredEvent& ev) {
+                            if (!rows.Read(ev.level, ev.index, ev.source)) return true;
+                            overflow = !acc.Add(KeyTime(ev.key), rows.values(), rows.numbers());
+                            return !overflow;
+                          });
     if (!s.ok()) return s;
     return acc;
   };
@@ -137,9 +141,10 @@ Result<HistogramTable> HistogramByScan(EventStore& store, const SearchRequest& r
   HistogramRowReader rows(split_only);
   SplitKeySampler sampler;
   const std::vector<std::string_view> none;
-  auto s = ForEachMatch(store, *req.query, lo, hi, false, req.deadline, [&](const StoredEvent& ev) {
-    return sampler.Add(rows.Read(ev.level, ev.index, ev.source) ? rows.values() : none);
-  });
+  auto s = ForEachMatch(
+      store, *req.query, lo, hi, false, req.deadline, kPageEvents, [&](const StoredEvent& ev) {
+        return sampler.Add(rows.Read(ev.level, ev.index, ev.source) ? rows.values() : none);
+      });
   if (!s.ok()) return s;
   bool complete = true;
   auto with_keys = run(sampler.Keys(spec.split_size, complete), overflow);
@@ -157,15 +162,17 @@ Result<FieldsSummary> SummarizeFieldsByScan(EventStore& store, const SearchReque
   DocumentView view;
   std::size_t read = 0;
   bool complete = true;
-  auto s = ForEachMatch(store, *req.query, lo, hi, false, req.deadline, [&](const StoredEvent& ev) {
-    if (read == spec.max_events) {  // one more exists
-      complete = false;
-      return false;
-    }
-    ++read;
-    if (reader.ReadUnpadded(ev.source, view).ok()) collector.Add(view, ev.index);
-    return true;
-  });
+  auto s = ForEachMatch(store, *req.query, lo, hi, false, req.deadline, spec.max_events + 1,
+                        [&](const StoredEvent& ev) {
+                          if (read == spec.max_events) {  // one more exists
+                            complete = false;
+                            return false;
+                          }
+                          ++read;
+                          if (reader.ReadUnpadded(ev.source, view).ok())
+                            collector.Add(view, ev.index);
+                          return true;
+                        });
   if (!s.ok()) return s;
   return collector.Finish(spec.top, complete);
 }
@@ -201,21 +208,22 @@ Result<Neighbors> FindNeighborsByScan(EventStore& store, const SearchRequest& re
     const EventKey b = older ? std::min(hi, spec.anchor - 1) : hi;
     if (a > b) return Status::Ok();
     std::size_t examined = 0;
-    return ForEachMatch(store, scoped, a, b, !older, req.deadline, [&](const StoredEvent& ev) {
-      if (examined == spec.max_examined) {  // there may be more; we stop looking
-        more = true;
-        return false;
-      }
-      ++examined;
-      if (!reader.ReadUnpadded(ev.source, view).ok()) return true;
-      if (!MatchesScope(spec.scope, view, ev.index)) return true;
-      if (events.size() == want) {  // one more than asked for: there are more
-        more = true;
-        return false;
-      }
-      events.push_back(ev);
-      return true;
-    });
+    return ForEachMatch(
+        store, scoped, a, b, !older, req.deadline, want + 1, [&](const StoredEvent& ev) {
+          if (examined == spec.max_examined) {  // there may be more; we stop looking
+            more = true;
+            return false;
+          }
+          ++examined;
+          if (!reader.ReadUnpadded(ev.source, view).ok()) return true;
+          if (!MatchesScope(spec.scope, view, ev.index)) return true;
+          if (events.size() == want) {  // one more than asked for: there are more
+            more = true;
+            return false;
+          }
+          events.push_back(ev);
+          return true;
+        });
   };
   if (auto s = walk(true, out.before, out.more_before); !s.ok()) return s;
   if (auto s = walk(false, out.after, out.more_after); !s.ok()) return s;

@@ -22,6 +22,7 @@
 #include "storage/row_predicate.h"
 #include "storage/scan_exploration.h"
 #include "storage/scope_match.h"
+#include "storage/split_key_sampler.h"
 #include "storage/vocabulary.h"
 
 namespace dashcam::storage {

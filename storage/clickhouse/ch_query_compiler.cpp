@@ -148,6 +148,9 @@ Result<std::string> Compiler::Compile(const Node& n) {
     case NodeKind::kExists:
       return Exists(n);
     case NodeKind::kNear:
+      if (!query::IsMessageField(n.term.field)) {  // as the SQLite compiler
+        return Status::InvalidArgument("proximity (\"a b\"~N) is supported on the message only");
+      }
       return Near(n);
     case NodeKind::kFuzzy:
       return Fuzzy(n);
@@ -323,8 +326,9 @@ std::string PhraseStarts(const std::vector<std::string>& phrase) {
 // query_ast.h's rule, max_j(s_j) - (s_i + n_i) <= N for all i, read as:
 // some phrase m has a start s_m such that every other phrase i starts at
 // some s_i with s_i <= s_m and s_i + n_i + N >= s_m (s_m is then the
-// latest start). Each phrase is also asked with position() first, which is
-// cheap and spares the arrays' work when it fails.
+// latest start). Each phrase is also asked with position(), which makes
+// it a condition ClickHouse may move to PREWHERE; 18.16's AND does not
+// short-circuit otherwise, so the arrays are built for every row read.
 std::string Compiler::Near(const Node& n) {
   std::vector<std::vector<std::string>> phrases;
   for (std::string_view word : query::NearWords(n.term.text)) {

@@ -37,6 +37,36 @@ std::vector<std::string> SchemaStatements(const ChOptions& o) {
   };
 }
 
+// Columns added after the first version of the table, each with where it
+// goes: a table created before them gets them (ADD COLUMN), on the local
+// and the Distributed table alike, or every insert would fail on them.
+struct AddedColumn {
+  const char* name;
+  const char* definition;
+};
+constexpr AddedColumn kAddedColumns[] = {
+    {"grp", "grp String DEFAULT '' AFTER snum_values"},
+    {"grp_end", "grp_end UInt8 DEFAULT 0 AFTER grp"},
+};
+
+Status AddMissingColumns(const ChClient& node, const ChOptions& o) {
+  const std::string db = ChIdentifier(o.database);
+  for (const char* table : {kLocalTable, kDistributedTable}) {
+    auto names = node.Query(fmt::format(
+        "SELECT name FROM system.columns WHERE database = {} AND table = {} FORMAT TabSeparated",
+        ChString(o.database), ChString(table)));
+    if (!names.ok()) return names.status();
+    const std::string have = "\n" + *names;
+    for (const AddedColumn& c : kAddedColumns) {
+      if (have.find("\n" + std::string(c.name) + "\n") != std::string::npos) continue;
+      auto r = node.Query(
+          fmt::format("ALTER TABLE {}.{} ADD COLUMN {}", db, ChIdentifier(table), c.definition));
+      if (!r.ok()) return r.status();
+    }
+  }
+  return Status::Ok();
+}
+
 // What `host` knows of the cluster.
 Result<ChNodeReport> Probe(const ChClient& node, const ChOptions& o) {
   ChNodeReport report;
@@ -78,6 +108,7 @@ Result<std::vector<ChNodeReport>> InitClickHouseSchema(const ChOptions& options)
     for (const std::string& sql : SchemaStatements(options)) {
       if (auto r = node.Query(sql); !r.ok()) return r.status();
     }
+    if (Status s = AddMissingColumns(node, options); !s.ok()) return s;
     reports.push_back(std::move(*report));
   }
   return reports;

@@ -14,7 +14,10 @@
 // writing instance's wall clock at insert, ms: ch_tail_feed.h), id String (the event's unique id:
 // the client's _id, else one dashcam assigns), idx String (the index name), level String, message
 // String (the document's message), the search columns of ch_row.h (has_msg, tokens, ftokens and the
-// name/value arrays of the fields), and source String (the document as stored).
+// name/value arrays of the fields), grp String and grp_end UInt8 (the event's
+// run and whether it closes it: Record::group, the runs rollup), and source
+// String (the document as stored). Tables created before grp and grp_end
+// get them (ALTER TABLE ... ADD COLUMN) when init runs.
 //
 // Duplicates: a batch retried after an unclear failure may insert an event
 // again. Sharding by id puts both copies on the same shard, where the

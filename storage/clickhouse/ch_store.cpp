@@ -354,6 +354,10 @@ Result<std::string> ClickHouseStore::Query(const std::string& sql, Clock::time_p
     const bool skipping = tried >= n;
     ChSettings settings = kReadSettings;
     if (skipping) settings.emplace_back("skip_unavailable_shards", "1");
+    // ClickHouse keeps running a query its client has left: the budget,
+    // rounded up to its whole seconds, stops it there too.
+    settings.emplace_back("max_execution_time",
+                          std::to_string(std::chrono::ceil<std::chrono::seconds>(left).count()));
     auto answer = ChClient(options_.cluster.hosts[(first + tried) % n], left).Query(sql, settings);
     if (answer.ok() && skipping) *partial = true;
     if (answer.ok() || answer.status().code() != StatusCode::kUnavailable) return answer;
@@ -541,7 +545,9 @@ Result<HistogramTable> ClickHouseStore::ColumnSplitHistogram(const SearchRequest
     const auto* b = o.if_contains("b");
     const auto* v = o.if_contains("s");
     const auto* c = o.if_contains("n");
-    if (!b || !v || !c || !v->is_string()) return Status::Internal("ClickHouse: bad histogram row");
+    if (!b || !v || !c || !v->is_string() || !b->is_number() || !c->is_number()) {
+      return Status::Internal("ClickHouse: bad histogram row");
+    }
     rows.push_back(
         {b->to_number<TimeMs>(), std::string(v->get_string()), c->to_number<std::uint64_t>()});
     return Status::Ok();
@@ -580,6 +586,9 @@ Result<TermsResult> ClickHouseStore::TopValues(const SearchRequest& req, const s
   return TopValuesByScan(*this, req, field, size, max_events);
 }
 
+// 18.16 reads every matching row of a range before ORDER BY ... LIMIT, so
+// a page asks widening windows of time from the scan's start (as Search
+// does), keeping what each finds, rather than the whole rest of the range.
 Result<ScanPage> ClickHouseStore::Scan(const ScanRequest& req) {
   if (req.cancelled != nullptr && req.cancelled->load()) return Status::Unavailable("cancelled");
   const TimeMs from = std::max<TimeMs>(req.lo >> 20, 0);
@@ -587,39 +596,64 @@ Result<ScanPage> ClickHouseStore::Scan(const ScanRequest& req) {
   if (from >= to || req.limit == 0) return ScanPage{};
   auto where = Compile(*req.query, from, to, req.deadline);
   if (!where.ok()) return where.status();
-  const std::string conditions = TimeBounds(from, to) + " AND (" + *where + ")";
+  ScanPage page;
+  std::size_t bytes = 0;
+  std::size_t window = 0;
+  TimeMs a = from, b = to;  // what is left: [a, b)
+  while (a < b) {
+    const TimeMs span = window < std::size(kWindows) ? kWindows[window++] : b - a;
+    const TimeMs start = req.ascending ? a : std::max(a, b - span);
+    const TimeMs end = req.ascending ? std::min(b, a + span) : b;
+    ScanWindow w;
+    w.where = &*where;
+    w.start = start;
+    w.end = end;
+    w.lo = std::max(req.lo, ChEventKey(start, 0));
+    w.hi = std::min(req.hi, ChEventKey(end, 0) - 1);
+    w.limit = req.limit - page.events.size();
+    if (req.max_bytes != std::numeric_limits<std::size_t>::max())
+      w.max_bytes = req.max_bytes - bytes;
+    auto hits = ScanRows(w, req);
+    if (!hits.ok()) return hits.status();
+    for (StoredEvent& e : *hits) {
+      bytes += e.source.size();
+      page.events.push_back(std::move(e));
+      if (page.events.size() == req.limit || bytes > req.max_bytes) {
+        page.more = true;
+        return page;
+      }
+    }
+    (req.ascending ? a : b) = req.ascending ? end : start;
+  }
+  return page;
+}
+
+// The matching events of one window, in scan order, at most w.limit of
+// them, ending with the one that takes their sources past w.max_bytes.
+Result<std::vector<StoredEvent>> ClickHouseStore::ScanRows(const ScanWindow& w,
+                                                           const ScanRequest& req) {
   const std::string order = req.ascending ? "ASC" : "DESC";
-  const std::string page_rows = fmt::format(
+  const std::string conditions = TimeBounds(w.start, w.end) + " AND (" + *w.where + ")";
+  const std::string rows = fmt::format(
       "SELECT {} FROM {} WHERE key >= {} AND key <= {} ORDER BY key {} LIMIT 1 BY id LIMIT {}",
-      kHitColumns, FromEvents(table_, conditions), req.lo, req.hi, order, req.limit);
+      kHitColumns, FromEvents(table_, conditions), w.lo, w.hi, order, w.limit);
   std::string cut;
-  // With a byte budget, the page ends at the event that takes its sources
-  // past it: a scalar subquery finds that event's key from the page's keys
+  // With a byte budget, the rows end at the event that takes their sources
+  // past it: a scalar subquery finds that event's key from the rows' keys
   // and source sizes, so that large events are not all fetched only to be
   // cut (an export's memory), in the same round trip.
-  if (req.max_bytes != std::numeric_limits<std::size_t>::max()) {
+  if (w.max_bytes != std::numeric_limits<std::size_t>::max()) {
     cut = fmt::format(
         " AND key {} (SELECT if(i = 0, ks[length(ks)], ks[i]) FROM (SELECT groupArray(key) AS ks, "
         "arrayFirstIndex(x -> x > {}, arrayCumSum(groupArray(length(source)))) AS i FROM "
         "(SELECT key, source FROM ({}))))",
-        req.ascending ? "<=" : ">=", req.max_bytes, page_rows);
+        req.ascending ? "<=" : ">=", w.max_bytes, rows);
   }
   auto body = Query(fmt::format("SELECT {} FROM ({}) WHERE 1{} ORDER BY key {}{}", kHitColumns,
-                                page_rows, cut, order, kJsonRows),
+                                rows, cut, order, kJsonRows),
                     req.deadline);
   if (!body.ok()) return body.status();
-  auto hits = ParseHits(*body);
-  if (!hits.ok()) return hits.status();
-  ScanPage page;
-  std::size_t bytes = 0;
-  for (StoredEvent& e : *hits) {
-    bytes += e.source.size();
-    page.events.push_back(std::move(e));
-    if (bytes > req.max_bytes) break;
-  }
-  page.more =
-      page.events.size() == req.limit || page.events.size() < hits->size() || bytes > req.max_bytes;
-  return page;
+  return ParseHits(*body);
 }
 
 Result<std::optional<StoredEvent>> ClickHouseStore::Get(std::string_view id) {

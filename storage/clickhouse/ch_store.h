@@ -40,7 +40,10 @@
 // documents page by page (scan_exploration.h), as do histograms split by a
 // document field or of a field's values; histograms split by level or index
 // are counted by ClickHouse, and so are Groups (the runs), from each row's
-// group columns.
+// group columns. Unlike SQLite, a level or index split with more values
+// than the accumulator discovers takes the most frequent over the whole
+// range, exactly, rather than over a sample of the newest events
+// (keys_sampled stays false).
 //
 // Thread-safety: as EventStore.
 #pragma once
@@ -138,6 +141,15 @@ class ClickHouseStore final : public EventStore {
                               Clock::time_point deadline, bool* partial = nullptr);
   // Histogram split by the level or the index.
   Result<HistogramTable> ColumnSplitHistogram(const SearchRequest& req, const HistogramSpec& spec);
+  // One time window of a scan page: [start, end) in ms, keys [lo, hi].
+  struct ScanWindow {
+    const std::string* where = nullptr;  // the compiled query
+    TimeMs start = 0, end = 0;
+    EventKey lo = 0, hi = 0;
+    std::size_t limit = 0;
+    std::size_t max_bytes = std::numeric_limits<std::size_t>::max();
+  };
+  Result<std::vector<StoredEvent>> ScanRows(const ScanWindow& w, const ScanRequest& req);
   // Each day's parts over every node: bytes, and rows in `rows` (by day).
   Result<std::vector<PartitionInfo>> ListDays(std::map<std::int64_t, std::uint64_t>* rows);
   Result<DroppedPartition> DropDay(std::int64_t day);

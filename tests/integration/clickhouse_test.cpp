@@ -110,6 +110,55 @@ TEST(ClickHouseTest, ChInitCreatesTheTablesOnEveryNodeAndCanRunAgain) {
   EXPECT_EQ(Trim(cluster.Query(1, "SELECT count() FROM dc.events")), "40");
 }
 
+// Tables of the first version lacked the run columns: init adds them to the
+// local and the Distributed table, or every insert would fail on them.
+TEST(ClickHouseTest, ChInitAddsTheColumnsAnEarlierVersionsTablesLack) {
+  ClickHouseCluster cluster(2);
+  ASSERT_TRUE(cluster.Start()) << cluster.error();
+  for (int node = 0; node < 2; ++node) {
+    cluster.Query(node, "CREATE DATABASE old");
+    cluster.Query(node,
+                  "CREATE TABLE old.events_local (ts DateTime('UTC'), ms UInt16, seq UInt32, ins "
+                  "UInt64, id String, idx String, level String, message String, has_msg UInt8, "
+                  "tokens String, ftokens String, str_names Array(String), str_values "
+                  "Array(String), num_names Array(String), num_values Array(Float64), snum_names "
+                  "Array(String), snum_values Array(Float64), source String) ENGINE = "
+                  "ReplacingMergeTree() PARTITION BY toYYYYMMDD(ts) ORDER BY (ts, ms, id)");
+    cluster.Query(node, fmt::format("CREATE TABLE old.events AS old.events_local ENGINE = "
+                                    "Distributed({}, 'old', 'events_local', sipHash64(id))",
+                                    ClickHouseCluster::kClusterName));
+  }
+  cluster.Query(0,
+                "INSERT INTO old.events_local (ts, id, source) VALUES ('2026-11-29 10:00:00', "
+                "'before', '{}')");
+  for (int round = 0; round < 2; ++round) {
+    const CommandResult r = RunDashcam({"ch-init", "--storage", cluster.StorageUrl("old")});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  for (int node = 0; node < 2; ++node) {
+    for (const char* table : {"events_local", "events"}) {
+      EXPECT_EQ(Trim(cluster.Query(node, fmt::format("SELECT name, type FROM system.columns WHERE "
+                                                     "database = 'old' AND table = '{}' AND name "
+                                                     "LIKE 'grp%' ORDER BY name FORMAT CSV",
+                                                     table))),
+                "\"grp\",\"String\"\n\"grp_end\",\"UInt8\"")
+          << node << " " << table;
+    }
+  }
+  const storage::clickhouse::ChSettings sync = {{"insert_distributed_sync", "1"}};
+  auto s =
+      Client(cluster, 1)
+          .Insert(
+              "INSERT INTO old.events FORMAT JSONEachRow",
+              R"({"ts":"2026-11-29 10:00:01","id":"after","grp":"r-1","grp_end":1,"source":"{}"})"
+              "\n",
+              sync);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(
+      Trim(cluster.Query(0, "SELECT id, grp, grp_end FROM old.events ORDER BY ts FORMAT CSV")),
+      "\"before\",\"\",0\n\"after\",\"r-1\",1");
+}
+
 TEST(ClickHouseTest, ChInitFailsClearly) {
   ClickHouseCluster cluster(2);
   ASSERT_TRUE(cluster.Start()) << cluster.error();

@@ -1,7 +1,8 @@
 // Tests for SqliteStore's exploration queries (storage/exploration.h)
 // against real SQLite partitions: the level counts kept by the writer and
 // their upgrade from schema version 1, histograms past the discovery limit,
-// neighbours across partitions, the extent.
+// neighbours across partitions, the extent; and that the answers read from
+// Scan pages (scan_exploration.h, the ClickHouse store's) equal them.
 #include <algorithm>
 #include <future>
 #include <map>
@@ -14,6 +15,7 @@
 #include "storage/document_reader.h"
 #include "storage/log.h"
 #include "storage/partition.h"
+#include "storage/scan_exploration.h"
 #include "storage/sqlite_db.h"
 #include "storage/sqlite_store.h"
 #include "tests/common/test_server.h"
@@ -362,6 +364,106 @@ TEST_F(SqliteStoreExplorationTest, PastDeadlineIsDeadlineExceeded) {
   EXPECT_EQ(store_->Histogram(req, spec).status().code(), StatusCode::kDeadlineExceeded);
   EXPECT_EQ(store_->SummarizeFields(req, FieldsSpec{}).status().code(),
             StatusCode::kDeadlineExceeded);
+}
+
+std::string Describe(const HistogramCell& c) {
+  return fmt::format("{}/{}/{}/{}/{}", c.count, c.value.count, c.value.sum, c.value.min,
+                     c.value.max);
+}
+
+std::string Describe(const HistogramTable& t) {
+  std::string out = fmt::format("keys={} sampled={}\n", fmt::join(t.keys, ","), t.keys_sampled);
+  for (const auto& b : t.buckets) {
+    out += fmt::format("{} total={} other={} missing={}", b.start, Describe(b.total),
+                       Describe(b.other), Describe(b.missing));
+    for (const auto& k : b.by_key) out += " " + Describe(k);
+    out += "\n";
+  }
+  return out;
+}
+
+std::string Describe(const FieldsSummary& f) {
+  std::string out = fmt::format("read={} complete={} truncated={}\n", f.events_read, f.complete,
+                                f.fields_truncated);
+  for (const auto& field : f.fields) {
+    out += fmt::format("{} {} {}{}{} distinct={}{}:", field.name, field.events, field.has_string,
+                       field.has_number, field.has_bool, field.distinct, field.distinct_exact);
+    for (const auto& v : field.top) out += fmt::format(" {}={}", v.text, v.events);
+    out += "\n";
+  }
+  return out;
+}
+
+std::string Describe(const Neighbors& n) {
+  std::string out = fmt::format("more {} {}:", n.more_before, n.more_after);
+  for (const auto& e : n.before) out += " b" + FormatEventKey(e.key);
+  for (const auto& e : n.after) out += " a" + FormatEventKey(e.key);
+  return out;
+}
+
+// The answers read from Scan pages are the SQLite store's own, over more
+// events than one page holds, two days, and a split with more values than
+// the accumulator discovers (so keys are sampled).
+TEST_F(SqliteStoreExplorationTest, AnswersFromScanPagesEqualTheStoresOwn) {
+  std::vector<Record> batch;
+  for (int i = 0; i < 5000; ++i) {
+    // Every 7th event has no host; hosts are skewed so the top is stable.
+    const std::string host =
+        i % 7 == 0 ? "" : fmt::format(R"("host":"gpu-{}",)", (i * i) % 97 % (1 + i % 50));
+    batch.push_back(Ev(kExplorationT0 + 14 * 3'600'000 + i * 997, i % 5 ? "INFO" : "ERROR",
+                       host + fmt::format(R"("gpu":{},"loss":"{}.5")", i % 8, i % 3)));
+  }
+  MustAppend(std::move(batch));
+  const query::Node all = query::Node::MatchAll();
+  const query::Node gpu3 = query::Node::MakeTerm(query::Term{"gpu", "3"}, 0);
+  SearchRequest req;
+  req.query = &all;
+  req.from = kExplorationT0;
+  req.to = kExplorationT0 + 2 * kMsPerDay;
+  for (const std::string& split : {"", "host", "level", "gpu"}) {
+    for (const std::string& value : {"", "loss", "gpu"}) {
+      HistogramSpec spec;
+      spec.interval = 600'000;
+      spec.split_field = split;
+      spec.split_size = 4;
+      spec.value_field = value;
+      auto own = store_->Histogram(req, spec);
+      auto scanned = HistogramByScan(*store_, req, spec);
+      ASSERT_TRUE(own.ok() && scanned.ok()) << split << " " << value;
+      EXPECT_EQ(Describe(*scanned), Describe(*own)) << split << " " << value;
+    }
+  }
+  for (std::size_t max_events : {10, 2500, 10'000}) {
+    FieldsSpec spec;
+    spec.top = 3;
+    spec.max_events = max_events;
+    auto own = store_->SummarizeFields(req, spec);
+    auto scanned = SummarizeFieldsByScan(*store_, req, spec);
+    ASSERT_TRUE(own.ok() && scanned.ok());
+    EXPECT_EQ(Describe(*scanned), Describe(*own)) << max_events;
+  }
+  auto own_top = store_->TopValues(req, "host", 3, 4000);
+  ASSERT_TRUE(own_top.ok());
+  EXPECT_EQ(own_top->events_read, 4000u);
+  EXPECT_FALSE(own_top->complete);
+  const auto anchors = {FirstKeyAt(kExplorationT0 + 14 * 3'600'000 + 2100 * 997),
+                        FirstKeyAt(kExplorationT0 + 14 * 3'600'000 + 4900 * 997)};
+  for (EventKey anchor : anchors) {
+    for (const query::Node* q : {&all, &gpu3}) {
+      NeighborsSpec spec;
+      spec.anchor = anchor;
+      spec.scope = {{"host", {"gpu-1"}}};
+      spec.before = 30;
+      spec.after = 5;
+      SearchRequest r = req;
+      r.query = q;
+      auto own = store_->FindNeighbors(r, spec);
+      auto scanned = FindNeighborsByScan(*store_, r, spec);
+      ASSERT_TRUE(own.ok() && scanned.ok()) << own.status().ToString();
+      EXPECT_EQ(Describe(*scanned), Describe(*own));
+      if (q == &all) EXPECT_FALSE(own->before.empty());
+    }
+  }
 }
 
 }  // namespace
