@@ -123,4 +123,24 @@ void AppendHistogramLines(std::string& out, std::string_view name, std::string_v
   fmt::format_to(it, "{}_count{} {}\n", name, braces, s.count);
 }
 
+CommitMetrics::CommitMetrics(Metrics* metrics) {
+  if (metrics == nullptr) return;
+  events_ = &metrics->GetHistogram(
+      "dashcam_commit_group_events",
+      "Events per commit (SQLite: one transaction per day; ClickHouse: one insert).",
+      kBatchSizeBuckets);
+  seconds_ = &metrics->GetHistogram("dashcam_commit_duration_seconds",
+                                    "Wall time of one commit (fsync or the cluster's answer).",
+                                    kLatencySecondsBuckets);
+  failures_ = &metrics->GetCounter("dashcam_commit_failures_total",
+                                   "Commits that failed to store some events.");
+}
+
+void CommitMetrics::Record(std::size_t events, double seconds, bool ok) {
+  if (events_ == nullptr) return;
+  events_->Observe(static_cast<double>(events));
+  seconds_->Observe(seconds);
+  if (!ok) failures_->Add();
+}
+
 }  // namespace dashcam

@@ -90,6 +90,22 @@ class Metrics {
   std::map<std::string, Family, std::less<>> families_;  // guarded by mu_
 };
 
+// What a store's write path reports, whichever the store: events per
+// commit (SQLite: one transaction per day of a group; ClickHouse: one
+// insert), its wall time, and the commits that failed to store events.
+// Thread-safety: Record from any thread.
+class CommitMetrics {
+ public:
+  // `metrics` may be null: nothing is recorded.
+  explicit CommitMetrics(Metrics* metrics);
+  void Record(std::size_t events, double seconds, bool ok);
+
+ private:
+  HistogramMetric* events_ = nullptr;
+  HistogramMetric* seconds_ = nullptr;
+  Counter* failures_ = nullptr;
+};
+
 // Events per second over a sliding minute, in one-second slots. Cheap enough
 // to call once per commit group, not meant for once per event.
 // Thread-safety: any thread.

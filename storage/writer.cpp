@@ -44,16 +44,9 @@ Writer::Writer(PartitionSet& partitions, WriterOptions options, const Log& log)
     : partitions_(partitions),
       dictionaries_(options.partition.compression.level),
       options_(WithSharedDictionaries(std::move(options), dictionaries_)),
-      log_(log) {
+      log_(log),
+      commits_(options_.metrics) {
   if (Metrics* m = options_.metrics) {
-    group_events_ =
-        &m->GetHistogram("dashcam_commit_group_events",
-                         "Events per group commit (one transaction per day).", kBatchSizeBuckets);
-    commit_seconds_ =
-        &m->GetHistogram("dashcam_commit_duration_seconds",
-                         "Wall time of one group commit, fsync included.", kLatencySecondsBuckets);
-    commit_failures_ = &m->GetCounter("dashcam_commit_failures_total",
-                                      "Group commits that failed to store some events.");
     disk_full_pauses_ =
         &m->GetCounter("dashcam_disk_full_pauses_total",
                        "Times ingestion paused because a write found the disk full.");
@@ -226,11 +219,7 @@ void Writer::Run() {
           std::count_if(job.result.outcomes.begin(), job.result.outcomes.end(),
                         [](RecordOutcome o) { return o != RecordOutcome::kFailed; }));
     }
-    if (group_events_ && paused.ok()) {
-      group_events_->Observe(static_cast<double>(events));
-      commit_seconds_->Observe(took.count());
-      if (!status.ok()) commit_failures_->Add();
-    }
+    if (paused.ok()) commits_.Record(events, took.count(), status.ok());
     committed_rate_.Add(stored);
     if (paused.ok()) NoteCommitStatus(status);
     {

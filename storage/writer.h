@@ -158,9 +158,7 @@ class Writer {
   std::function<void()> after_commit_;  // constant after Start()
   RateWindow committed_rate_;
   // Null without options_.metrics.
-  HistogramMetric* group_events_ = nullptr;
-  HistogramMetric* commit_seconds_ = nullptr;
-  Counter* commit_failures_ = nullptr;
+  CommitMetrics commits_;
   Counter* disk_full_pauses_ = nullptr;
 
   // Writer thread only: the day of the last commit that failed with NoSpace.

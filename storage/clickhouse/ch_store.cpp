@@ -134,6 +134,7 @@ ClickHouseStore::ClickHouseStore(ChStoreOptions options, const Log& log)
       next_seq_(std::random_device{}()),
       now_(options_.now ? options_.now : WallClockMs),
       tail_feed_(table_, now_()),
+      commits_(options_.metrics),
       writer_([this] { WriterLoop(); }) {
   if (options_.tail_poll.count() > 0) poller_ = std::thread([this] { PollLoop(); });
 }
@@ -254,12 +255,17 @@ void ClickHouseStore::WriterLoop() {
       bytes += p.bytes;
       events += p.records.size();
     }
+    const auto start = Clock::now();
     const Status s = Insert(std::move(batch));
+    commits_.Record(events, std::chrono::duration<double>(Clock::now() - start).count(), s.ok());
     std::lock_guard lock(mu_);
     queued_bytes_ -= bytes;
     queued_events_ -= events;
     last_insert_ = s;
-    if (s.ok()) inserted_events_ += events;
+    if (s.ok()) {
+      inserted_events_ += events;
+      inserted_rate_.Add(events);
+    }
   }
 }
 
@@ -324,6 +330,7 @@ WriterStats ClickHouseStore::writer_stats() const {
   w.queued_events = queued_events_;
   w.max_queue_bytes = options_.max_queued_bytes;
   w.committed_events = inserted_events_;
+  w.events_last_minute = inserted_rate_.LastMinute();
   w.last_commit = last_insert_;
   w.stopping = closing_;
   return w;

@@ -83,7 +83,7 @@ struct ChStoreOptions {
   RetentionPolicy retention;  // Default: keep everything
   // The wall clock that decides today's day for retention.
   std::function<TimeMs()> now;  // Default: the system clock
-  Metrics* metrics = nullptr;   // retention counters; may be null; outlives the store
+  Metrics* metrics = nullptr;   // inserts, retention; may be null; outlives the store
 };
 
 class ClickHouseStore final : public EventStore {
@@ -163,10 +163,11 @@ class ClickHouseStore final : public EventStore {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Pending> queue_;  // guarded by mu_, as the four below
+  std::deque<Pending> queue_;  // guarded by mu_, as are the members down to closing_
   std::size_t queued_bytes_ = 0;
   std::size_t queued_events_ = 0;
   std::uint64_t inserted_events_ = 0;
+  RateWindow inserted_rate_;
   Status last_insert_;
   bool closing_ = false;
   CommitObserver observer_;  // guarded by observer_mu_
@@ -175,6 +176,7 @@ class ClickHouseStore final : public EventStore {
   std::uint32_t next_seq_;                 // the writer thread's; ch_row.h's ChEventKey
   const std::function<TimeMs()> now_;
   ChTailFeed tail_feed_;
+  CommitMetrics commits_;            // the inserts
   std::condition_variable poll_cv_;  // with mu_: closing_
   std::once_flag closed_;
   std::thread writer_;

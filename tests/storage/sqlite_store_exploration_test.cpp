@@ -420,8 +420,8 @@ TEST_F(SqliteStoreExplorationTest, AnswersFromScanPagesEqualTheStoresOwn) {
   req.query = &all;
   req.from = kExplorationT0;
   req.to = kExplorationT0 + 2 * kMsPerDay;
-  for (const std::string& split : {"", "host", "level", "gpu"}) {
-    for (const std::string& value : {"", "loss", "gpu"}) {
+  for (const char* split : {"", "host", "level", "gpu"}) {
+    for (const char* value : {"", "loss", "gpu"}) {
       HistogramSpec spec;
       spec.interval = 600'000;
       spec.split_field = split;
@@ -461,7 +461,9 @@ TEST_F(SqliteStoreExplorationTest, AnswersFromScanPagesEqualTheStoresOwn) {
       auto scanned = FindNeighborsByScan(*store_, r, spec);
       ASSERT_TRUE(own.ok() && scanned.ok()) << own.status().ToString();
       EXPECT_EQ(Describe(*scanned), Describe(*own));
-      if (q == &all) EXPECT_FALSE(own->before.empty());
+      if (q == &all) {
+        EXPECT_FALSE(own->before.empty());
+      }
     }
   }
 }
