@@ -854,8 +854,9 @@ Result<Neighbors> SqliteStore::FindNeighbors(const SearchRequest& req, const Nei
     if (a >= b) return Status::Ok();
     std::vector<std::int64_t> days = partitions_.DaysOverlapping(a, b);  // newest first
     if (!older) std::reverse(days.begin(), days.end());
-    const EventKey lo = older ? FirstKeyAt(from) : spec.anchor + 1;
-    const EventKey hi = older ? spec.anchor - 1 : FirstKeyAt(to) - 1;
+    // Away from the anchor, and within the range even when the anchor is not.
+    const EventKey lo = older ? FirstKeyAt(from) : std::max(spec.anchor + 1, FirstKeyAt(from));
+    const EventKey hi = older ? std::min(spec.anchor - 1, FirstKeyAt(to) - 1) : FirstKeyAt(to) - 1;
     std::size_t examined = 0;
     bool stop = false;
     for (std::int64_t day : days) {

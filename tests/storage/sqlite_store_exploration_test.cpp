@@ -449,20 +449,34 @@ TEST_F(SqliteStoreExplorationTest, AnswersFromScanPagesEqualTheStoresOwn) {
   const auto anchors = {FirstKeyAt(kExplorationT0 + 14 * 3'600'000 + 2100 * 997),
                         FirstKeyAt(kExplorationT0 + 14 * 3'600'000 + 4900 * 997)};
   for (EventKey anchor : anchors) {
-    for (const query::Node* q : {&all, &gpu3}) {
-      NeighborsSpec spec;
-      spec.anchor = anchor;
-      spec.scope = {{"host", {"gpu-1"}}};
-      spec.before = 30;
-      spec.after = 5;
-      SearchRequest r = req;
-      r.query = q;
-      auto own = store_->FindNeighbors(r, spec);
-      auto scanned = FindNeighborsByScan(*store_, r, spec);
-      ASSERT_TRUE(own.ok() && scanned.ok()) << own.status().ToString();
-      EXPECT_EQ(Describe(*scanned), Describe(*own));
-      if (q == &all) {
-        EXPECT_FALSE(own->before.empty());
+    // The whole range; one that ends before the anchor; one that starts after.
+    const TimeMs at = KeyTime(anchor);
+    const std::pair<TimeMs, TimeMs> ranges[] = {
+        {req.from, req.to}, {req.from, at - 60'000}, {at + 60'000, req.to}};
+    for (const auto& [from, to] : ranges) {
+      for (const query::Node* q : {&all, &gpu3}) {
+        NeighborsSpec spec;
+        spec.anchor = anchor;
+        spec.scope = {{"host", {"gpu-1"}}};
+        spec.before = 30;
+        spec.after = 5;
+        SearchRequest r = req;
+        r.query = q;
+        r.from = from;
+        r.to = to;
+        auto own = store_->FindNeighbors(r, spec);
+        auto scanned = FindNeighborsByScan(*store_, r, spec);
+        ASSERT_TRUE(own.ok() && scanned.ok()) << own.status().ToString();
+        EXPECT_EQ(Describe(*scanned), Describe(*own)) << from << " " << to;
+        for (const auto* side : {&own->before, &own->after}) {
+          for (const StoredEvent& e : *side) {
+            EXPECT_TRUE(e.ts_ms >= from && e.ts_ms < to)
+                << e.ts_ms << " not in " << from << " " << to;
+          }
+        }
+        if (q == &all && from == req.from && to == req.to) {
+          EXPECT_FALSE(own->before.empty());
+        }
       }
     }
   }
