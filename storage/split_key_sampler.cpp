@@ -23,9 +23,9 @@ bool SplitKeySampler::Add(const std::vector<std::string_view>& values) {
   return true;
 }
 
-std::vector<std::string> SplitKeySampler::Keys(std::size_t n, bool& complete) {
-  complete = !truncated_;
-  std::vector<std::pair<std::string, std::uint64_t>> all(counts_.begin(), counts_.end());
+std::vector<std::string> MostFrequent(const std::unordered_map<std::string, std::uint64_t>& counts,
+                                      std::size_t n) {
+  std::vector<std::pair<std::string, std::uint64_t>> all(counts.begin(), counts.end());
   n = std::min(n, all.size());
   std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n), all.end(),
                     [](const auto& a, const auto& b) {
@@ -34,6 +34,11 @@ std::vector<std::string> SplitKeySampler::Keys(std::size_t n, bool& complete) {
   std::vector<std::string> keys;
   for (std::size_t i = 0; i < n; ++i) keys.push_back(std::move(all[i].first));
   return keys;
+}
+
+std::vector<std::string> SplitKeySampler::Keys(std::size_t n, bool& complete) {
+  complete = !truncated_;
+  return MostFrequent(counts_, n);
 }
 
 }  // namespace dashcam::storage

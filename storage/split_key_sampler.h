@@ -13,6 +13,11 @@
 
 namespace dashcam::storage {
 
+// The `n` values with the highest counts, most frequent first (ties:
+// smaller value first).
+std::vector<std::string> MostFrequent(const std::unordered_map<std::string, std::uint64_t>& counts,
+                                      std::size_t n);
+
 // Chooses the series when HistogramAccumulator::Add returned false: the
 // `n` most frequent values (ties: smaller first) among the newest
 // kEvents matching events, counting at most kValues distinct values.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <unordered_map>
 
 #include <openssl/evp.h>
 
@@ -18,6 +19,7 @@
 #include "storage/clickhouse/ch_schema.h"
 #include "storage/histogram_accumulator.h"
 #include "storage/scan_exploration.h"
+#include "storage/split_key_sampler.h"
 #include "storage/time_format.h"
 #include "storage/token_pattern.h"
 
@@ -572,18 +574,11 @@ Result<HistogramTable> ClickHouseStore::ColumnSplitHistogram(const SearchRequest
   };
   HistogramAccumulator discovering(from, to, spec, std::nullopt);
   if (fill(discovering)) return discovering.Finish(false);
-  std::map<std::string, std::uint64_t> totals;
+  std::unordered_map<std::string, std::uint64_t> totals;
   for (const Row& r : rows) {
     if (!r.s.empty()) totals[r.s] += r.n;
   }
-  std::vector<std::pair<std::string, std::uint64_t>> order(totals.begin(), totals.end());
-  std::stable_sort(order.begin(), order.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
-  std::vector<std::string> keys;
-  for (std::size_t i = 0; i < std::min(spec.split_size, order.size()); ++i) {
-    keys.push_back(order[i].first);
-  }
-  HistogramAccumulator with_keys(from, to, spec, std::move(keys));
+  HistogramAccumulator with_keys(from, to, spec, MostFrequent(totals, spec.split_size));
   fill(with_keys);
   return with_keys.Finish(false);
 }
