@@ -1,5 +1,6 @@
 #include "storage/attrs_codec.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -26,7 +27,13 @@ bool IsIndexedField(std::string_view name) {
 }
 
 bool IsKeywordField(std::string_view name) {
-  return name == kKeywordFields;
+  std::string_view rest = kKeywordFields;
+  while (!rest.empty()) {
+    const std::size_t comma = std::min(rest.find(','), rest.size());
+    if (rest.substr(0, comma) == name) return true;
+    rest.remove_prefix(std::min(comma + 1, rest.size()));
+  }
+  return false;
 }
 
 void EncodeAttrs(const std::vector<Field>& fields, std::string_view index, std::string& out) {
@@ -38,7 +45,7 @@ void EncodeAttrs(const std::vector<Field>& fields, std::string_view index, std::
   };
   if (!index.empty()) {
     sep();
-    AppendRecord(out, "_index", 's', index);
+    AppendRecord(out, "_index", 'k', index);
   }
   for (const Field& f : fields) {
     if (!IsIndexedField(f.name)) continue;

@@ -66,13 +66,17 @@ bool IsIndexedField(std::string_view name);
 
 // Whether a field is a keyword: an identifier matched as a whole value,
 // byte for byte (query_ast.h), and indexed as one term (type 'k') rather
-// than as text tokens. `run.id` is one: host + log path made it 4-8 tokens
-// an event, and the detectors' budget of issue 8 could not afford them
-// (measured: 10.3% of ingest throughput with them, 5.9% without).
+// than as text tokens. Three are, as in Elasticsearch's Filebeat mapping:
+// `run.id` (host + log path made it 4-8 tokens an event, and the detectors'
+// budget of issue 8 could not afford them: 10.3% of ingest throughput with
+// them, 5.9% without), `_index` and `log.file.path` (4 and 8.4 tokens an
+// event on the bench's training logs, a quarter of all the index's
+// term-document pairs, for values a search names whole or by a wildcard).
 bool IsKeywordField(std::string_view name);
-// The keyword fields, as a partition's meta records them (partition.h):
-// files that recorded another list index some of them as text.
-inline constexpr std::string_view kKeywordFields = "run.id";
+// The keyword fields, comma-separated, as a partition's meta records them
+// (partition.h): files that recorded another list index some of them as
+// text.
+inline constexpr std::string_view kKeywordFields = "_index,log.file.path,run.id";
 
 // Appends the attrs column text for the indexed `fields` plus the `_index`
 // meta field.

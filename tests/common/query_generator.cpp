@@ -892,17 +892,19 @@ struct QueryGenerator::Impl {
     return n;
   }
 
-  // A leaf on the keyword field run.id, from one of its values: the whole
-  // value (maybe in another case), a prefix, a wildcard pattern, a fuzzy
-  // form or an anchored regex.
+  // A leaf on a keyword field (run.id or log.file.path; _index has
+  // IndexLeaf), from one of its values: the whole value (maybe in another
+  // case), a prefix, a wildcard pattern, a fuzzy form or an anchored regex.
   std::optional<RefNode> KeywordLeaf() {
-    const auto& list = values["run.id"];
+    const char* field =
+        rng.Chance(50) || values["log.file.path"].empty() ? "run.id" : "log.file.path";
+    const auto& list = values[field];
     const RefValue& v = *list[rng.Index(list.size())];
-    if (v.type != RefValue::Type::kString || v.text.empty()) return FieldTerm("run.id");
+    if (v.type != RefValue::Type::kString || v.text.empty()) return FieldTerm(field);
     const std::vector<std::size_t> cp = CodePointOffsets(v.text);
     const std::size_t chars = cp.size() - 1;
     const std::size_t cut = cp[1 + rng.Index(chars)];  // 1..all code points
-    RefNode n = MakeLeaf(RefKind::kTerm, "run.id");
+    RefNode n = MakeLeaf(RefKind::kTerm, field);
     switch (rng.Below(5)) {
       case 0:  // the value, sometimes in another case
         n.text = rng.Chance(25) ? MangleCase(v.text) : v.text;

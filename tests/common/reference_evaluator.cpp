@@ -120,9 +120,9 @@ std::optional<double> DecimalNumber(std::string_view text) {
   return d;
 }
 
-// "Keyword fields: run.id" (storage/query_ast.h).
+// "Keyword fields: run.id, _index, log.file.path" (storage/query_ast.h).
 bool IsKeywordField(std::string_view field) {
-  return field == "run.id";
+  return field == "run.id" || field == "_index" || field == "log.file.path";
 }
 
 // ---- Matching single tokens -------------------------------------------------
@@ -167,14 +167,14 @@ int OsaDistance(const Seq& a, const Seq& b) {
 // "A keyword field's string value matches whole, byte for byte: kTerm when
 // equal to `text` (prefix: when it starts with it), kWildcard when the
 // whole value matches the pattern, kFuzzy when the whole value is within N
-// edits of `text`; no case folding." Numbers as on any field.
-bool KeywordValueMatches(const RefNode& n, const RefValue& v) {
-  if (v.type == RefValue::Type::kNumber) {
+// edits of `text`; no case folding." Numbers as on any field. `v` is null
+// for `_index`, a string `s`.
+bool KeywordValueMatches(const RefNode& n, const RefValue* v, const std::string& s) {
+  if (v && v->type == RefValue::Type::kNumber) {
     if (n.kind != RefKind::kTerm || n.prefix) return false;
     const std::optional<double> number = DecimalNumber(n.text);
-    return number && v.number == *number;
+    return number && v->number == *number;
   }
-  const std::string& s = v.text;
   switch (n.kind) {
     case RefKind::kTerm:
       return n.prefix ? s.starts_with(n.text) : s == n.text;
@@ -725,7 +725,7 @@ std::vector<char> ReferenceEvaluator::Evaluate(const RefNode& n) {
     auto name_it = d.name_ids.find(field);
     if (name_it != d.name_ids.end()) {
       for (const Data::Value* v : d.by_name[static_cast<std::size_t>(name_it->second)]) {
-        if (KeywordValueMatches(n, *v->value)) out[v->event] = 1;
+        if (KeywordValueMatches(n, v->value, *v->text)) out[v->event] = 1;
       }
     }
   } else if (n.kind == RefKind::kExists && (field == "@timestamp" || field == "_id")) {
@@ -911,7 +911,10 @@ std::size_t ReferenceEvaluator::MaxExpansion(const RefNode& n) {
     // Distinct whole values per day that the leaf matches.
     std::map<std::int64_t, std::set<std::string>> by_day;
     for (const Data::Value* v : d.by_name[static_cast<std::size_t>(name->second)]) {
-      if (v->value->type == RefValue::Type::kNumber || !KeywordValueMatches(n, *v->value)) continue;
+      if ((v->value && v->value->type == RefValue::Type::kNumber) ||
+          !KeywordValueMatches(n, v->value, *v->text)) {
+        continue;
+      }
       by_day[d.events[v->event].source->ts_ms / 86'400'000].insert(*v->text);
     }
     for (const auto& [day, texts] : by_day) most = std::max(most, texts.size());

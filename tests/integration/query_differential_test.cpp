@@ -9,7 +9,7 @@
 // not produce (arrays, nested objects, mixed-type values, nulls, booleans,
 // values of the keyword field run.id) so the field rules of query_ast.h are
 // all exercised, and sent through `_bulk` with ids and index names the test
-// controls.
+// controls. The generator's log.file.path is a keyword field too.
 #include <unistd.h>
 
 #include <algorithm>
@@ -494,7 +494,10 @@ void Uses(const RefNode& n, std::set<std::string>& out) {
     out.insert("leading wildcard");
   }
   if (n.field == "_id" || n.field == "_index") out.insert(n.field);
-  if (n.field == "run.id") out.insert("keyword " + kNames.at(n.kind));
+  if (n.field == "run.id" || n.field == "log.file.path") {
+    out.insert("keyword " + kNames.at(n.kind));
+    out.insert("keyword " + n.field);
+  }
   if (n.children.empty() && std::any_of(n.text.begin(), n.text.end(), [](char c) {
         return static_cast<unsigned char>(c) >= 0xE0;
       })) {
@@ -620,6 +623,9 @@ void ExpectSameHitsAsTheReference(const Backend& backend) {
         "juxtaposition", "parentheses", "_id",         "_index",   "CJK",
         "escape",        "boost"}) {
     EXPECT_GE(kinds[part], 3) << "too few queries use " << part;
+  }
+  for (const char* field : {"keyword run.id", "keyword log.file.path"}) {
+    EXPECT_GE(kinds[field], 3) << "too few queries use " << field;
   }
   std::printf(
       "%s: %zu events, %zu queries (of %zu generated), %zu hits compared\n"

@@ -572,7 +572,7 @@ TEST(AttrsCodecTest, EncodesRecordsWithoutForgeableSeparators) {
                                 Field::Type::kString, "x\x1fy\x1ez", 0}};
   std::string out;
   EncodeAttrs(fields, "logs", out);
-  EXPECT_EQ(out, kAttr + "_index" + kSep + "slogs" + "\x1e" + "host.name" + kSep + "sgpu-01" +
+  EXPECT_EQ(out, kAttr + "_index" + kSep + "klogs" + "\x1e" + "host.name" + kSep + "sgpu-01" +
                      "\x1e" + "gpu_id" + kSep + "n0" + "\x1e" + "evil_name" + kSep + "sx y z");
 
   // train.* is left out of the index.

@@ -241,7 +241,11 @@ TEST_F(QueryLanguageStoreTest, MetaFields) {
   AddJson(Ev("three"), "");
   const std::string one_id = events_[0].second;
   EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "_index", "filebeat-*")), (Names{"one"}));
-  EXPECT_EQ(Find(LangTerm("_index", "app")), (Names{"two"}));
+  // _index is a keyword field: its whole value, or a prefix.
+  EXPECT_EQ(Find(LangTerm("_index", "app")), Names{});
+  EXPECT_EQ(Find(LangTerm("_index", "app-logs")), (Names{"two"}));
+  EXPECT_EQ(Find(LangTerm("_index", "filebeat-8.17.0-2026.11.29")), (Names{"one"}));
+  EXPECT_EQ(Find(LangTerm("_index", "filebeat-8.17.0", /*prefix=*/true)), (Names{"one"}));
   EXPECT_EQ(Find(Node::MakeExists("_index", 0)), (Names{"one", "two"}));
   EXPECT_EQ(Find(LangLeaf(NodeKind::kRegex, "_index", "^app-")), (Names{"two"}));
   EXPECT_EQ(Find(LangTerm("_id", one_id)), (Names{"one"}));
@@ -367,6 +371,13 @@ TEST_F(QueryLanguageStoreTest, KeywordFieldsMatchWholeValues) {
     std::sort(want.begin(), want.end());
     EXPECT_EQ(Find(c.q), want) << "older partition: " << query::DebugString(c.q);
   }
+  // Its _index too is text there; a keyword query still finds it.
+  const Names everyone = Find(Node::MakeExists("_index", 0));
+  EXPECT_EQ(everyone.size(), 12u);
+  EXPECT_EQ(Find(LangTerm("_index", "logs")), everyone);
+  EXPECT_EQ(Find(LangTerm("_index", "lo", true)), everyone);
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "_index", "l*s")), everyone);
+  EXPECT_EQ(Find(LangTerm("_index", "log")), Names{});
 }
 
 // A fleet may run more runs in a day than a wildcard may expand to: on a
@@ -407,7 +418,7 @@ TEST_F(QueryLanguageStoreTest, OlderPartitionsGetAVocabulary) {
     TermRange all{"", "", [](std::string_view) { return true; }};
     auto terms = ListTerms(**reader, all, 100);
     ASSERT_TRUE(terms.ok()) << terms.status().ToString();
-    EXPECT_EQ(*terms, (std::vector<std::string>{"_index\x1flogs", "alpha", "beta"}));
+    EXPECT_EQ(*terms, (std::vector<std::string>{"_index\x1f=logs", "alpha", "beta"}));
   }
   SetUp();
   AddJson(Ev("gamma"));  // the writer opens (and migrates) the partition
@@ -416,7 +427,7 @@ TEST_F(QueryLanguageStoreTest, OlderPartitionsGetAVocabulary) {
   auto stmt = (*reader)->Statement("SELECT group_concat(term, ',') FROM vocab");
   ASSERT_TRUE(stmt.ok()) << stmt.status().ToString();
   ASSERT_EQ((*stmt)->Step(), SQLITE_ROW);
-  EXPECT_EQ((*stmt)->Text(0), "_index\x1flogs,alpha,beta,gamma");
+  EXPECT_EQ((*stmt)->Text(0), "_index\x1f=logs,alpha,beta,gamma");
   (*stmt)->Reset();
   EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "", "?lpha")), (Names{"alpha beta"}));
 }
