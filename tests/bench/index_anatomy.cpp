@@ -10,8 +10,17 @@
 //   build/tests/bench/index_anatomy DATA/2026-11-29.db
 //
 // Keep the server stopped (or the file copied): the file is read as it is.
+//
+//   build/tests/bench/index_anatomy --compact COPY.db
+//
+// instead rewrites the file the way a day no longer written to could be:
+// FTS5's `optimize` (every segment merged into one), then VACUUM (the free
+// pages merges left given back), printing the time each takes and the file
+// size and segment count after it. It changes the file: give it a copy.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -134,11 +143,50 @@ int Run(const char* path) {
   return 0;
 }
 
+// The file's size with its WAL, and the FTS index's segment count.
+void PrintState(Db& db, const char* path, const char* when) {
+  std::error_code ec;
+  auto size = [&](const std::string& p) {
+    const auto n = std::filesystem::file_size(p, ec);
+    return ec ? 0ull : static_cast<unsigned long long>(n);
+  };
+  long long segments = -1;
+  if (auto st = db.Prepare("SELECT count(DISTINCT segid) FROM fts_idx");
+      st.ok() && st->Step() == SQLITE_ROW) {
+    segments = st->Int(0);
+  }
+  std::printf("%-16s file %llu bytes, wal %llu bytes, %lld FTS segments\n", when, size(path),
+              size(std::string(path) + "-wal"), segments);
+}
+
+int Compact(const char* path) {
+  Db db;
+  if (auto s = db.Open(path, SQLITE_OPEN_READWRITE); !s.ok()) {
+    std::fprintf(stderr, "%s\n", s.ToString().c_str());
+    return 1;
+  }
+  dashcam::storage::RegisterFtsTokenizer(db.get());
+  PrintState(db, path, "before");
+  for (const char* step :
+       {"INSERT INTO fts(fts) VALUES('optimize')", "VACUUM", "PRAGMA wal_checkpoint(TRUNCATE)"}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (auto s = db.Exec(step); !s.ok()) {
+      std::fprintf(stderr, "%s: %s\n", step, s.ToString().c_str());
+      return 1;
+    }
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - t0;
+    std::printf("%-40s %.2f s\n", step, took.count());
+    PrintState(db, path, "after");
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--compact") return Compact(argv[2]);
   if (argc != 2) {
-    std::fprintf(stderr, "usage: index_anatomy PARTITION.db\n");
+    std::fprintf(stderr, "usage: index_anatomy PARTITION.db | index_anatomy --compact COPY.db\n");
     return 2;
   }
   return Run(argv[1]);
