@@ -35,11 +35,12 @@
 // Keyword fields (attrs_codec.h's IsKeywordField: `run.id`, `_index`,
 // `log.file.path`) hold identifiers, so a string value of one is matched
 // WHOLE, byte for byte, with no tokenizing and no case folding. On them,
-// and only for string values: kTerm matches a value equal to `text` (with `prefix`: starting
-// with it), so `run.id:r-42` does not match "r-42-b"; kWildcard matches
-// when the whole value matches the pattern (`*` any run of code points, `?`
-// one; not cut into segments, not case-folded); kFuzzy when the whole
-// value is within N edits of `text` (any text, not only one token).
+// and only for string values: kTerm matches a value equal to `text` (with
+// `prefix`: starting with it), so `run.id:r-42` does not match "r-42-b";
+// kWildcard matches when the whole value matches the pattern (`*` any run
+// of code points, `?` one; not cut into segments, not case-folded); kFuzzy
+// when the whole value is within N edits of `text` (any text, not only one
+// token).
 // Numbers, kRegex, kRange and kExists are as on any field.
 //
 // Leaves (kind: fields of Term/Range used):
