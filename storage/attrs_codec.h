@@ -27,6 +27,7 @@
 // message tokens never contain 0x1F, so fields and message cannot collide.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -73,9 +74,12 @@ bool IsIndexedField(std::string_view name);
 // event on the bench's training logs, a quarter of all the index's
 // term-document pairs, for values a search names whole or by a wildcard).
 bool IsKeywordField(std::string_view name);
-// The keyword fields, comma-separated, as a partition's meta records them
-// (partition.h): files that recorded another list index some of them as
-// text.
+// The keyword fields, and the same list comma-separated as a partition's
+// meta records it (partition.h): files that recorded another list index
+// some of them as text. attrs_codec.cpp checks at compile time that the
+// two agree.
+inline constexpr std::array<std::string_view, 3> kKeywordFieldNames = {"_index", "log.file.path",
+                                                                       "run.id"};
 inline constexpr std::string_view kKeywordFields = "_index,log.file.path,run.id";
 
 // Appends the attrs column text for the indexed `fields` plus the `_index`

@@ -56,13 +56,20 @@ std::string FieldOf(const std::string& term) {
   return field;
 }
 
-int Run(const char* path) {
-  Db db;
-  if (auto s = db.Open(path, SQLITE_OPEN_READONLY); !s.ok()) {
+// Opens the partition file with dashcam's tokenizer registered (FTS5 needs
+// it to open the index); says why not on stderr.
+bool OpenPartition(const char* path, int flags, Db& db) {
+  if (auto s = db.Open(path, flags); !s.ok()) {
     std::fprintf(stderr, "%s\n", s.ToString().c_str());
-    return 1;
+    return false;
   }
   dashcam::storage::RegisterFtsTokenizer(db.get());
+  return true;
+}
+
+int Run(const char* path) {
+  Db db;
+  if (!OpenPartition(path, SQLITE_OPEN_READONLY, db)) return 1;
   std::vector<long long> keys;
   {
     auto st = db.Prepare("SELECT key FROM events ORDER BY key");
@@ -161,11 +168,7 @@ void PrintState(Db& db, const char* path, const char* when) {
 
 int Compact(const char* path) {
   Db db;
-  if (auto s = db.Open(path, SQLITE_OPEN_READWRITE); !s.ok()) {
-    std::fprintf(stderr, "%s\n", s.ToString().c_str());
-    return 1;
-  }
-  dashcam::storage::RegisterFtsTokenizer(db.get());
+  if (!OpenPartition(path, SQLITE_OPEN_READWRITE, db)) return 1;
   PrintState(db, path, "before");
   for (const char* step :
        {"INSERT INTO fts(fts) VALUES('optimize')", "VACUUM", "PRAGMA wal_checkpoint(TRUNCATE)"}) {
