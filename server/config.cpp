@@ -231,6 +231,13 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
                  "bytes (today's is never dropped); 0 means no limit")
       ->envname("DASHCAM_MAX_DISK_BYTES")
       ->capture_default_str();
+  app.add_option("--compact-after", c.compact_after,
+                 "Compact each past UTC day's partition (merge its index into one segment, "
+                 "return its free pages to the filesystem) once nothing has been written to it "
+                 "for this long (90s, 10m, 1h); off never does")
+      ->envname("DASHCAM_COMPACT_AFTER")
+      ->check(CLI::IsMember({"off"}) | Duration())
+      ->capture_default_str();
   app.add_option("--auth-file", c.auth_file,
                  "YAML file of API keys (roles ingest, read, admin; salted hashes: see "
                  "`dashcam hash-key`); every endpoint but the page and /healthz then needs a key")
@@ -265,6 +272,9 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
   app.add_flag("--debug", c.debug, "Log debug events")->envname("DASHCAM_DEBUG");
   app.add_option("--test-commit-delay-ms", c.test_commit_delay_ms)->group("");  // tests only
   app.add_option("--test-retention-check-ms", c.test_retention_check_ms)
+      ->check(CLI::Range(10u, 3'600'000u))
+      ->group("");  // tests only
+  app.add_option("--test-compaction-check-ms", c.test_compaction_check_ms)
       ->check(CLI::Range(10u, 3'600'000u))
       ->group("");  // tests only
   // Tests only: simulates a full disk (Config::test_disk_quota_file).

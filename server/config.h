@@ -48,9 +48,11 @@ struct Config {
   std::size_t max_tails = 1000;             // concurrent live tails
   std::uint32_t retention_days = 0;         // drop day partitions older than this; 0: keep
   std::uint64_t max_disk_bytes = 0;         // drop the oldest partitions beyond this; 0: no limit
+  std::string compact_after = "10m";        // quiet time before a past day is compacted; "off"
   bool debug = false;
-  int test_commit_delay_ms = 0;                    // hidden: slows every commit (tests)
-  std::uint32_t test_retention_check_ms = 60'000;  // hidden: retention's check period
+  int test_commit_delay_ms = 0;                     // hidden: slows every commit (tests)
+  std::uint32_t test_retention_check_ms = 60'000;   // hidden: retention's check period
+  std::uint32_t test_compaction_check_ms = 60'000;  // hidden: compaction's check period
   // hidden: a file holding a byte cap for each partition file, re-read before
   // every write, to simulate a full disk (storage/partition.h)
   std::string test_disk_quota_file;

@@ -49,6 +49,10 @@ storage::SqliteStoreOptions StoreOptions(const Config& c, Metrics& metrics) {
   o.retention.max_age_days = c.retention_days;
   o.retention.max_disk_bytes = c.max_disk_bytes;
   o.retention.check_period = std::chrono::milliseconds(c.test_retention_check_ms);
+  const auto compact_after = ParseDurationMs(c.compact_after);
+  o.compaction.enabled = compact_after.has_value();
+  if (compact_after) o.compaction.quiet_period = std::chrono::milliseconds(*compact_after);
+  o.compaction.check_period = std::chrono::milliseconds(c.test_compaction_check_ms);
   o.now = WallClockMs;
   o.metrics = &metrics;
   o.data_dir = c.data_dir;
@@ -104,7 +108,8 @@ void LogConfig(const Log& log, const Config& c) {
                         {"max_body_bytes", static_cast<std::uint64_t>(c.max_body_bytes)},
                         {"queue_bytes", static_cast<std::uint64_t>(c.queue_bytes)},
                         {"retention_days", c.retention_days},
-                        {"max_disk_bytes", c.max_disk_bytes}});
+                        {"max_disk_bytes", c.max_disk_bytes},
+                        {"compact_after", c.compact_after}});
 }
 
 // The redactor the configuration asks for; null with --no-redaction.

@@ -143,6 +143,27 @@ json::value DiskFullJson(const storage::WriterStats& w) {
                       {"error", w.disk_full_error.ToString()}};
 }
 
+// /api/v1/status's "compaction": whether past days are compacted, and what
+// that has returned since start.
+json::value CompactionJson(const storage::CompactionStatus& c) {
+  json::object o{{"enabled", c.policy.enabled},
+                 {"quiet_period_ms", c.policy.quiet_period.count()},
+                 {"compacted_partitions", c.compacted_partitions},
+                 {"returned_bytes", c.returned_bytes},
+                 {"running", c.running ? json::value(FormatDay(*c.running)) : nullptr}};
+  o["last"] = nullptr;
+  if (c.last) {
+    const storage::CompactionResult& r = c.last->result;
+    o["last"] =
+        json::object{{"day", FormatDay(c.last->day)},  {"bytes_before", r.bytes_before},
+                     {"bytes_after", r.bytes_after},   {"merge_steps", r.merge_steps},
+                     {"vacuum_steps", r.vacuum_steps}, {"returns_pages", r.returns_pages},
+                     {"seconds", c.last->seconds},     {"at", FormatRfc3339Ms(c.last->at_ms)}};
+  }
+  if (!c.last_error.empty()) o["last_error"] = c.last_error;
+  return o;
+}
+
 // /api/v1/status's "retention": the policy, what was dropped, what goes next.
 json::value RetentionJson(const storage::RetentionStatus& r) {
   const auto limit = [](auto v) { return v ? json::value(v) : json::value(nullptr); };
@@ -270,6 +291,7 @@ std::string ServerStatus::StatusJson() const {
                                    {"tails", src_.tails.subscribers()}}},
       {"config", ConfigSummary()},
       {"retention", RetentionJson(src_.store.Retention())},
+      {"compaction", CompactionJson(src_.store.Compaction())},
   };
   for (const auto& [name, render] : sections_) o[name] = render();
   return json::serialize(o);

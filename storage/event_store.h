@@ -12,6 +12,7 @@
 #include <span>
 #include <vector>
 
+#include "storage/compaction_types.h"
 #include "storage/exploration.h"
 #include "storage/record.h"
 #include "storage/retention.h"
@@ -189,6 +190,14 @@ class EventStore {
   // Retention's policy, last drop and next drop (retention.h). Blocks
   // briefly (stats the partition files). Default: no retention.
   virtual RetentionStatus Retention() { return {}; }
+
+  // What background compaction of past days has done (compactor.h).
+  // Default: none (policy.enabled is false).
+  virtual CompactionStatus Compaction() {
+    CompactionStatus none;
+    none.policy.enabled = false;
+    return none;
+  }
 
   // The write queue and the last write's outcome. Quick: may run on an I/O
   // thread.

@@ -71,6 +71,10 @@ CREATE TABLE IF NOT EXISTS groups(
 )sql";
 
 Status Pragmas(Db& db, const PartitionOptions& opts) {
+  // Lets compaction return free pages (partition_compaction.h). It takes
+  // effect only on a file without tables yet, and only before journal_mode
+  // is set; on an existing file it changes nothing.
+  if (auto s = db.Exec("PRAGMA auto_vacuum=INCREMENTAL"); !s.ok()) return s;
   if (auto s = db.Exec("PRAGMA journal_mode=WAL"); !s.ok()) return s;
   const char* sync = opts.sync == SyncMode::kFull ? "FULL" : "NORMAL";
   if (auto s = db.Exec(fmt::format("PRAGMA synchronous={}", sync)); !s.ok()) return s;

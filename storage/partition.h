@@ -47,6 +47,8 @@
 //       file has stored enough documents to train it.
 //   FTS5 settings: automerge=16 and hashsize=16 MiB (measured: 1.7x the insert
 //   rate of the defaults on training logs, 20k-event transactions).
+//   auto_vacuum=INCREMENTAL on files created since compaction exists
+//   (compactor.h returns a past day's free pages); NONE on older ones.
 //
 // PartitionWriter and PartitionReader each own one connection; each belongs to
 // one thread at a time.

@@ -256,6 +256,8 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(SqliteStoreOptions option
   if (auto s = store->QuarantineDamaged(); !s.ok()) return s;
   SqliteStore* self = store.get();
   auto now = self->options_.now ? self->options_.now : WallClockMs;
+  store->compactor_ = std::make_unique<Compactor>(self->options_.compaction, self->partitions_, now,
+                                                  log, self->options_.metrics);
   store->retention_ = std::make_unique<RetentionEnforcer>(
       self->options_.retention, [self] { return self->partitions_.List(); },
       [self](std::int64_t day) { return self->DropPartition(day); }, std::move(now), log,
@@ -263,6 +265,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(SqliteStoreOptions option
   store->writer_.SetAfterCommit([self] { self->retention_->Poke(); });
   store->writer_.Start();
   store->retention_->Start();  // drops what is due before the first request
+  store->compactor_->Start();
   return store;
 }
 
@@ -319,11 +322,16 @@ RetentionStatus SqliteStore::Retention() {
   return retention_->Status();
 }
 
+CompactionStatus SqliteStore::Compaction() {
+  return compactor_->Status();
+}
+
 void SqliteStore::Append(std::vector<Record> records, AppendCallback done) {
   writer_.Submit(std::move(records), std::move(done));
 }
 
 void SqliteStore::Close() {
+  if (compactor_) compactor_->Stop();
   if (retention_) retention_->Stop();
   // Read connections close first, so that the writer's connection is the last
   // one and checkpoints the WAL away.

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "storage/compactor.h"
 #include "storage/event_store.h"
 #include "storage/log.h"
 #include "storage/partition_set.h"
@@ -26,6 +27,7 @@ struct SqliteStoreOptions {
   WriterOptions writer;
   int reader_cache_kib = 8 * 1024;  // page cache per read connection
   RetentionPolicy retention;        // Default: keep everything
+  CompactionPolicy compaction;      // Default: past days, after 10 quiet minutes
   // The wall clock that decides today's partition for retention.
   std::function<TimeMs()> now;  // Default: the system clock
   Metrics* metrics = nullptr;   // retention counters; may be null; outlives the store
@@ -56,6 +58,7 @@ class SqliteStore final : public EventStore {
   Result<GroupsPage> Groups(const GroupsRequest& req) override;
   std::vector<PartitionInfo> Partitions() override;
   RetentionStatus Retention() override;
+  CompactionStatus Compaction() override;
   void Close() override;
 
   std::size_t queued_bytes() const { return writer_.queued_bytes(); }
@@ -79,6 +82,7 @@ class SqliteStore final : public EventStore {
   std::mutex pool_mu_;
   std::vector<std::unique_ptr<ReaderSet>> idle_readers_;  // guarded by pool_mu_
   std::unique_ptr<RetentionEnforcer> retention_;          // set in Open
+  std::unique_ptr<Compactor> compactor_;                  // set in Open
 };
 
 }  // namespace dashcam::storage

@@ -1,8 +1,8 @@
-// Retention and damaged partitions, against the real binary: day partitions
-// dropped by age and by size (at startup, periodically, and right after a
-// commit), never today's or a future day's; queries running across a drop;
-// garbage, truncated and foreign files in the data directory quarantined at
-// startup.
+// Retention, compaction and damaged partitions, against the real binary: day
+// partitions dropped by age and by size (at startup, periodically, and right
+// after a commit), never today's or a future day's; queries running across a
+// drop; past days compacted once quiet; garbage, truncated and foreign files
+// in the data directory quarantined at startup.
 #include <sqlite3.h>
 
 #include <atomic>
@@ -39,11 +39,11 @@ std::string PartitionPath(const std::string& dir, std::int64_t day) {
 }
 
 // Stores `n` events at noon of `day`, tagged `tag`; expects every one created.
-void Ingest(HttpClient& client, std::int64_t day, int n, const std::string& tag) {
-  const int kPerRequest = 2000;
-  for (int begin = 0; begin < n; begin += kPerRequest) {
+void Ingest(HttpClient& client, std::int64_t day, int n, const std::string& tag,
+            int per_request = 2000) {
+  for (int begin = 0; begin < n; begin += per_request) {
     std::string body;
-    const int end = std::min(n, begin + kPerRequest);
+    const int end = std::min(n, begin + per_request);
     for (int i = begin; i < end; ++i) {
       body += "{\"create\":{}}\n";
       json::object doc{{"@timestamp", FormatRfc3339Ms(DayStart(day) + 43'200'000 + i)},
@@ -307,6 +307,87 @@ void MakeForeignDatabase(const std::string& path) {
                          nullptr, nullptr, nullptr),
             SQLITE_OK);
   sqlite3_close(db);
+}
+
+// PRAGMA `name` of the partition file at `path`, read-only.
+std::int64_t FilePragma(const std::string& path, const std::string& name) {
+  sqlite3* db = nullptr;
+  std::int64_t out = -1;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* stmt = nullptr;
+    const std::string sql = "PRAGMA " + name;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW) {
+      out = sqlite3_column_int64(stmt, 0);
+    }
+    sqlite3_finalize(stmt);
+  }
+  sqlite3_close(db);
+  return out;
+}
+
+TEST_F(RetentionTest, PastDaysAreCompactedOnceQuietAndAnswerAlike) {
+  TestServer server(data_, {"--compact-after", "300ms", "--test-compaction-check-ms", "50"});
+  ASSERT_TRUE(server.Start()) << server.error();
+  HttpClient client("127.0.0.1", server.port());
+  const std::int64_t today = Today();
+  // 48 commits: FTS5 merges every 16 segments, so the last merge's free
+  // pages are left over, as at the end of a real day.
+  Ingest(client, today - 1, 4800, "past", 100);
+  Ingest(client, today, 300, "today", 100);
+  const std::string past = PartitionPath(data_, today - 1);
+  const std::string q = "/api/v1/search?q=" + UrlEncode("\"loss 0.25\" AND tag:past") + "&limit=50";
+  const std::string before = client.Get(q).body;
+  ASSERT_EQ(json::parse(before).at("total").as_int64(), 4800) << before;
+  const auto compacted = [&] {
+    auto res = client.Get("/api/v1/status");
+    return res.status == 200 &&
+           json::parse(res.body).at("compaction").at("compacted_partitions").as_int64() >= 1;
+  };
+  ASSERT_TRUE(WaitFor(compacted, std::chrono::seconds(30))) << client.Get("/api/v1/status").body;
+  // Today's partition is never compacted, and an unchanged one not twice.
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  const json::object c =
+      json::parse(client.Get("/api/v1/status").body).at("compaction").as_object();
+  EXPECT_TRUE(c.at("enabled").as_bool()) << c;
+  EXPECT_EQ(c.at("quiet_period_ms").as_int64(), 300) << c;
+  EXPECT_EQ(c.at("compacted_partitions").as_int64(), 1) << c;
+  const json::object& last = c.at("last").as_object();
+  EXPECT_EQ(last.at("day").as_string(), FormatDay(today - 1)) << c;
+  EXPECT_TRUE(last.at("returns_pages").as_bool()) << c;
+  EXPECT_GT(last.at("merge_steps").as_int64(), 0) << c;
+  EXPECT_GT(last.at("vacuum_steps").as_int64(), 0) << c;
+  EXPECT_LT(last.at("bytes_after").as_int64(), last.at("bytes_before").as_int64()) << c;
+  EXPECT_EQ(c.at("returned_bytes").as_int64(),
+            last.at("bytes_before").as_int64() - last.at("bytes_after").as_int64())
+      << c;
+  EXPECT_EQ(MetricValue(client, "dashcam_compacted_partitions_total"), 1u);
+  EXPECT_EQ(FilePragma(past, "freelist_count"), 0);
+  EXPECT_GT(FilePragma(PartitionPath(data_, today), "page_count"), 0);
+  const auto lines = DropLines(server, "partition_compacted");
+  ASSERT_EQ(lines.size(), 1u) << server.ReadLog();
+  EXPECT_EQ(Str(lines[0], "partition"), FormatDay(today - 1));
+  // The same answers, byte for byte but the time it took.
+  json::object b = json::parse(before).as_object(), a = json::parse(client.Get(q).body).as_object();
+  b.erase("took_ms");
+  a.erase("took_ms");
+  EXPECT_EQ(json::serialize(a), json::serialize(b));
+  EXPECT_EQ(CountTag(client, "today"), 300);
+  EXPECT_EQ(server.Stop(), 0);
+}
+
+TEST_F(RetentionTest, CompactionCanBeTurnedOff) {
+  TestServer server(data_, {"--compact-after", "off", "--test-compaction-check-ms", "50"});
+  ASSERT_TRUE(server.Start()) << server.error();
+  HttpClient client("127.0.0.1", server.port());
+  Ingest(client, Today() - 1, 1600, "past", 100);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const json::object c =
+      json::parse(client.Get("/api/v1/status").body).at("compaction").as_object();
+  EXPECT_FALSE(c.at("enabled").as_bool()) << c;
+  EXPECT_EQ(c.at("compacted_partitions").as_int64(), 0) << c;
+  EXPECT_GT(FilePragma(PartitionPath(data_, Today() - 1), "freelist_count"), 0);
+  EXPECT_EQ(server.Stop(), 0);
 }
 
 TEST_F(RetentionTest, DamagedPartitionsAreQuarantinedAndTheRestServed) {

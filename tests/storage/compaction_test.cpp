@@ -1,0 +1,283 @@
+// Tests for storage/compactor.h and storage/partition_compaction.h against
+// real partition files written by a SqliteStore: a past day's index ends up
+// one segment, its free pages go back to the filesystem, and every search
+// answers as before, also while late events arrive during the compaction.
+#include "storage/compactor.h"
+
+#include <atomic>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "storage/fts_tokenizer.h"
+#include "storage/partition.h"
+#include "storage/sqlite_store.h"
+#include "storage/time_format.h"
+#include "tests/common/test_server.h"
+
+namespace dashcam::storage::compaction_test {
+
+constexpr std::int64_t kPastDay = 20785;  // 2026-11-28
+constexpr std::int64_t kToday = kPastDay + 2;
+const TimeMs kNow = DayStart(kToday) + 3'600'000;
+
+const char* const kWords[] = {"epoch",  "loss",  "cuda",   "nccl", "rank",    "step", "warmup",
+                              "shard",  "grad",  "memory", "oom",  "barrier", "lr",   "ckpt",
+                              "resume", "timer", "tensor", "node", "driver",  "p2p"};
+
+// One training-log-like event of `day`; `i` picks its words, time and user.
+Record Event(std::int64_t day, int i) {
+  Record r;
+  r.ts_ms = DayStart(day) + 1000 + static_cast<TimeMs>(i) * 37;
+  r.level = i % 97 == 0 ? "ERROR" : "INFO";
+  r.message = fmt::format("{} {} {} step {} value {}", kWords[i % 20], kWords[(i / 20) % 20],
+                          kWords[(i * 7) % 20], i, i % 1013);
+  r.index = "logs";
+  r.fields.push_back(Field{"user.name", Field::Type::kString, fmt::format("user{}", i % 13), 0});
+  r.source = fmt::format("ev{}", i);
+  return r;
+}
+
+// Page counts and checks read on a connection of their own.
+struct FileFacts {
+  std::int64_t pages = 0;
+  std::int64_t free_pages = 0;
+  std::int64_t auto_vacuum = 0;
+  std::string integrity;
+  bool fully_merged = false;
+};
+
+std::int64_t PragmaInt(Db& db, const std::string& sql) {
+  auto stmt = db.Prepare(sql);
+  EXPECT_TRUE(stmt.ok()) << sql;
+  if (!stmt.ok() || stmt->Step() != SQLITE_ROW) return -1;
+  return stmt->Int(0);
+}
+
+FileFacts Facts(const std::string& path) {
+  FileFacts f;
+  Db db;
+  EXPECT_TRUE(OpenForCompaction(path, db).ok());
+  f.pages = PragmaInt(db, "PRAGMA page_count");
+  f.free_pages = PragmaInt(db, "PRAGMA freelist_count");
+  f.auto_vacuum = PragmaInt(db, "PRAGMA auto_vacuum");
+  auto check = db.Prepare("PRAGMA integrity_check");
+  if (check.ok() && check->Step() == SQLITE_ROW) f.integrity = std::string(check->Text(0));
+  // FTS5's own check of its index structure.
+  const Status fts = db.Exec("INSERT INTO fts(fts) VALUES('integrity-check')");
+  if (!fts.ok()) f.integrity += "; fts: " + fts.ToString();
+  auto merged = FtsFullyMerged(db);
+  EXPECT_TRUE(merged.ok()) << merged.status().ToString();
+  f.fully_merged = merged.ok() && *merged;
+  return f;
+}
+
+class CompactionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SqliteStoreOptions opts;
+    opts.data_dir = DataDir();
+    opts.writer.partition.sync = SyncMode::kNormal;
+    opts.now = [] { return kNow; };
+    opts.compaction.enabled = false;  // each test runs its own Compactor
+    auto s = SqliteStore::Open(std::move(opts), log_);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(*s);
+    ASSERT_TRUE(set_.Discover().ok());
+  }
+
+  std::string DataDir() const { return dir_.path() + "/data"; }
+  std::string PastPath() const { return set_.PathFor(kPastDay); }
+
+  void Append(std::vector<Record> records) {
+    std::promise<AppendResult> done;
+    auto result = done.get_future();
+    store_->Append(std::move(records), [&](AppendResult r) { done.set_value(std::move(r)); });
+    const AppendResult r = result.get();
+    ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  }
+  // Events [first, first + n) of `day` in commits of `per_commit`.
+  void AppendEvents(std::int64_t day, int first, int n, int per_commit) {
+    for (int i = first; i < first + n; i += per_commit) {
+      std::vector<Record> batch;
+      for (int j = i; j < std::min(first + n, i + per_commit); ++j) batch.push_back(Event(day, j));
+      Append(std::move(batch));
+    }
+  }
+
+  // The hits of `q` (message terms, AND) by source, newest first, and the
+  // total; compared before and after compaction.
+  std::pair<std::uint64_t, std::vector<std::string>> Find(std::vector<std::string> terms,
+                                                          std::string user = "") {
+    std::vector<query::Node> children;
+    for (auto& t : terms) {
+      children.push_back(query::Node::MakeTerm(query::Term{"", std::move(t), false, false}, 0));
+    }
+    if (!user.empty()) {
+      children.push_back(
+          query::Node::MakeTerm(query::Term{"user.name", std::move(user), false, false}, 0));
+    }
+    const query::Node q{query::NodeKind::kAnd, 0, std::move(children), {}};
+    SearchRequest req;
+    req.query = &q;
+    req.limit = 200;
+    req.count_limit = 1'000'000;
+    auto page = store_->Search(req);
+    EXPECT_TRUE(page.ok()) << page.status().ToString();
+    std::vector<std::string> names;
+    if (!page.ok()) return {};
+    for (const StoredEvent& e : page->hits) names.push_back(e.source);
+    return {page->total, names};
+  }
+  using Answers = std::vector<std::pair<std::uint64_t, std::vector<std::string>>>;
+  Answers Probe() {
+    return {Find({"cuda"}), Find({"oom", "memory"}), Find({"nccl"}, "user3"), Find({"step"}),
+            Find({"p2p", "barrier", "driver"})};
+  }
+
+  CompactionPolicy Policy(int merge_pages, int vacuum_pages) const {
+    CompactionPolicy p;
+    p.quiet_period = std::chrono::milliseconds(0);
+    p.steps.merge_pages = merge_pages;
+    p.steps.vacuum_pages = vacuum_pages;
+    return p;
+  }
+
+  dashcam::testing::TempDir dir_;
+  Log log_ = Log::Null();
+  std::unique_ptr<SqliteStore> store_;
+  // A second view of the same directory, as the store's compactor would have.
+  PartitionSet set_{dir_.path() + "/data"};
+};
+
+TEST_F(CompactionTest, MergesTheIndexReturnsFreePagesAndAnswersAlike) {
+  AppendEvents(kPastDay, 0, 25'600, 400);  // 64 commits: the 64th merges 16 segments
+  ASSERT_TRUE(set_.Discover().ok());
+  const FileFacts before = Facts(PastPath());
+  ASSERT_EQ(before.auto_vacuum, 2) << "new partitions are created with auto_vacuum=INCREMENTAL";
+  ASSERT_FALSE(before.fully_merged);
+  ASSERT_GT(before.free_pages, 0) << "the day's segment merges left free pages";
+  const Answers answers = Probe();
+  ASSERT_GT(answers[0].first, 0u);
+
+  Compactor compactor(
+      Policy(200, 100), set_, [] { return kNow; }, log_, nullptr);
+  EXPECT_EQ(compactor.CheckNow(), 1u);
+
+  const FileFacts after = Facts(PastPath());
+  EXPECT_EQ(after.integrity, "ok");
+  EXPECT_TRUE(after.fully_merged);
+  EXPECT_EQ(after.free_pages, 0);
+  EXPECT_LT(after.pages, before.pages - before.free_pages / 2);
+  const CompactionStatus status = compactor.Status();
+  EXPECT_EQ(status.compacted_partitions, 1u);
+  ASSERT_TRUE(status.last);
+  EXPECT_EQ(status.last->day, kPastDay);
+  EXPECT_GT(status.last->result.merge_steps, 1);  // small steps, so several
+  EXPECT_GT(status.last->result.vacuum_steps, 1);
+  EXPECT_TRUE(status.last->result.returns_pages);
+  EXPECT_TRUE(status.last->result.fully_merged);
+  EXPECT_EQ(status.last->result.bytes_before, static_cast<std::uint64_t>(before.pages) * 4096);
+  EXPECT_EQ(status.last->result.bytes_after, static_cast<std::uint64_t>(after.pages) * 4096);
+  EXPECT_EQ(status.returned_bytes,
+            status.last->result.bytes_before - status.last->result.bytes_after);
+  EXPECT_TRUE(status.last_error.empty()) << status.last_error;
+  EXPECT_EQ(Probe(), answers);
+
+  // Unchanged files are not compacted again.
+  EXPECT_EQ(compactor.CheckNow(), 0u);
+  // A late event makes the day due again; it is found, and so is the rest.
+  Record late = Event(kPastDay, 7);
+  late.message = "late arrival cuda";
+  late.source = "late";
+  Append({late});
+  EXPECT_EQ(compactor.CheckNow(), 1u);
+  const FileFacts again = Facts(PastPath());
+  EXPECT_TRUE(again.fully_merged);
+  EXPECT_EQ(again.integrity, "ok");
+  const auto late_hits = Find({"late", "arrival"});
+  EXPECT_EQ(late_hits.second, std::vector<std::string>{"late"});
+  EXPECT_EQ(Find({"cuda"}).first, answers[0].first + 1);
+}
+
+TEST_F(CompactionTest, LateEventsDuringCompactionAreKept) {
+  AppendEvents(kPastDay, 0, 12'000, 300);
+  ASSERT_TRUE(set_.Discover().ok());
+  const std::uint64_t all_before = Find({"step"}).first;
+  ASSERT_EQ(all_before, 12'000u);
+  // Tiny steps, so that the compaction is many transactions long and the
+  // writer's late commits fall between them.
+  Compactor compactor(
+      Policy(10, 20), set_, [] { return kNow; }, log_, nullptr);
+  std::atomic<bool> compacting{true};
+  std::thread compaction([&] {
+    compactor.CheckNow();
+    compacting = false;
+  });
+  int late = 0;
+  while (compacting && late < 50'000) {
+    AppendEvents(kPastDay, 100'000 + late, 50, 50);
+    late += 50;
+  }
+  compaction.join();
+  // The late segments, if any came after the merge.
+  compactor.CheckNow();
+  EXPECT_EQ(Find({"step"}).first, 12'000u + static_cast<std::uint64_t>(late));
+  const FileFacts after = Facts(PastPath());
+  EXPECT_EQ(after.integrity, "ok");
+  EXPECT_TRUE(after.fully_merged);
+  EXPECT_EQ(after.free_pages, 0);
+  EXPECT_GT(compactor.Status().compacted_partitions, 0u);
+  EXPECT_GT(late, 0);
+}
+
+TEST_F(CompactionTest, TodayAndRecentlyWrittenDaysWait) {
+  AppendEvents(kToday, 0, 2'000, 100);
+  AppendEvents(kPastDay, 0, 2'000, 100);
+  ASSERT_TRUE(set_.Discover().ok());
+  CompactionPolicy quiet = Policy(1000, 2000);
+  quiet.quiet_period = std::chrono::hours(1);
+  Compactor waits(
+      quiet, set_, [] { return kNow; }, log_, nullptr);
+  EXPECT_EQ(waits.CheckNow(), 0u);  // the past day was written just now
+  EXPECT_FALSE(Facts(PastPath()).fully_merged);
+
+  Compactor now(
+      Policy(1000, 2000), set_, [] { return kNow; }, log_, nullptr);
+  EXPECT_EQ(now.CheckNow(), 1u);  // the past day only
+  EXPECT_TRUE(Facts(PastPath()).fully_merged);
+  EXPECT_FALSE(Facts(set_.PathFor(kToday)).fully_merged);
+}
+
+TEST_F(CompactionTest, OlderFilesAreMergedButKeepTheirSize) {
+  AppendEvents(kPastDay, 0, 8'000, 200);
+  store_->Close();
+  {
+    // What a file made before auto_vacuum was set looks like.
+    Db db;
+    ASSERT_TRUE(OpenForCompaction(PastPath(), db).ok());
+    ASSERT_TRUE(db.Exec("PRAGMA auto_vacuum=NONE").ok());
+    ASSERT_TRUE(db.Exec("VACUUM").ok());
+  }
+  ASSERT_TRUE(set_.Discover().ok());
+  const FileFacts before = Facts(PastPath());
+  ASSERT_EQ(before.auto_vacuum, 0);
+  Compactor compactor(
+      Policy(200, 100), set_, [] { return kNow; }, log_, nullptr);
+  EXPECT_EQ(compactor.CheckNow(), 1u);
+  const FileFacts after = Facts(PastPath());
+  EXPECT_TRUE(after.fully_merged);
+  EXPECT_EQ(after.integrity, "ok");
+  EXPECT_GE(after.pages, before.pages);  // merged, not shrunk
+  const CompactionStatus status = compactor.Status();
+  ASSERT_TRUE(status.last);
+  EXPECT_FALSE(status.last->result.returns_pages);
+  EXPECT_EQ(status.last->result.vacuum_steps, 0);
+  EXPECT_GT(status.last->result.merge_steps, 0);
+}
+
+}  // namespace dashcam::storage::compaction_test
