@@ -327,7 +327,7 @@ std::int64_t FilePragma(const std::string& path, const std::string& name) {
 }
 
 TEST_F(RetentionTest, PastDaysAreCompactedOnceQuietAndAnswerAlike) {
-  TestServer server(data_, {"--compact-after", "300ms", "--test-compaction-check-ms", "50"});
+  TestServer server(data_, {"--compact-after", "1s", "--test-compaction-check-ms", "50"});
   ASSERT_TRUE(server.Start()) << server.error();
   HttpClient client("127.0.0.1", server.port());
   const std::int64_t today = Today();
@@ -350,7 +350,7 @@ TEST_F(RetentionTest, PastDaysAreCompactedOnceQuietAndAnswerAlike) {
   const json::object c =
       json::parse(client.Get("/api/v1/status").body).at("compaction").as_object();
   EXPECT_TRUE(c.at("enabled").as_bool()) << c;
-  EXPECT_EQ(c.at("quiet_period_ms").as_int64(), 300) << c;
+  EXPECT_EQ(c.at("quiet_period_ms").as_int64(), 1000) << c;
   EXPECT_EQ(c.at("compacted_partitions").as_int64(), 1) << c;
   const json::object& last = c.at("last").as_object();
   EXPECT_EQ(last.at("day").as_string(), FormatDay(today - 1)) << c;
