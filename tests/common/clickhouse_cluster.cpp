@@ -1,8 +1,10 @@
 #include "tests/common/clickhouse_cluster.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -57,6 +59,26 @@ std::vector<std::uint16_t> FreePorts(int n) {
   return ports;
 }
 
+// Held while a cluster chooses its ports and until its nodes answer on them:
+// FreePorts releases the ports before ClickHouse binds them, so two test
+// processes starting clusters at once (ctest runs the ClickHouse suites in
+// parallel) could pick the same port, and one cluster's shard would be the
+// other's node. An flock on a file every test process shares serializes that.
+class PortLock {
+ public:
+  PortLock() : fd_(::open("/tmp/dashcam-clickhouse-ports.lock", O_CREAT | O_RDWR, 0666)) {
+    if (fd_ >= 0) ::flock(fd_, LOCK_EX);
+  }
+  ~PortLock() {
+    if (fd_ >= 0) ::close(fd_);  // releases the lock
+  }
+  PortLock(const PortLock&) = delete;
+  PortLock& operator=(const PortLock&) = delete;
+
+ private:
+  int fd_;
+};
+
 }  // namespace
 
 std::string ClickHouseCluster::ServerBinary() {
@@ -77,6 +99,7 @@ bool ClickHouseCluster::Start() {
     error_ = "clickhouse-server is not installed (make test installs it)";
     return false;
   }
+  const PortLock lock;
   const std::vector<std::uint16_t> ports = FreePorts(2 * nodes());
   std::string shards;
   for (int i = 0; i < nodes(); ++i) {
