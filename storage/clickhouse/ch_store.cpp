@@ -264,10 +264,6 @@ void ClickHouseStore::WriterLoop() {
     queued_bytes_ -= bytes;
     queued_events_ -= events;
     last_insert_ = s;
-    if (s.ok()) {
-      inserted_events_ += events;
-      inserted_rate_.Add(events);
-    }
   }
 }
 
@@ -320,6 +316,15 @@ Status ClickHouseStore::Insert(std::vector<Pending> batch) {
         observer_(CommitNotice{day, keys});
       }
     }
+  }
+  if (inserted.ok()) {
+    // Counted before any client is told, so that a status read right after
+    // an acknowledgement includes its events.
+    std::size_t events = 0;
+    for (const Pending& p : batch) events += p.records.size();
+    std::lock_guard lock(mu_);
+    inserted_events_ += events;
+    inserted_rate_.Add(events);
   }
   for (std::size_t b = 0; b < batch.size(); ++b) batch[b].done(std::move(results[b]));
   return inserted;
