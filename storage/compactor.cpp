@@ -101,13 +101,12 @@ std::size_t Compactor::CheckNow() {
       if (stopping_) break;
     }
     if (!Due(p, today, StateOf(p.path))) continue;
-    CompactOne(p);
-    ++compacted;
+    if (CompactOne(p)) ++compacted;
   }
   return compacted;
 }
 
-void Compactor::CompactOne(const PartitionInfo& p) {
+bool Compactor::CompactOne(const PartitionInfo& p) {
   {
     std::lock_guard lock(mu_);
     status_.running = p.day;
@@ -135,15 +134,15 @@ void Compactor::CompactOne(const PartitionInfo& p) {
   status_.running.reset();
   if (!r.ok()) {
     // Stopping, or dropped meanwhile: not a failure.
-    if (stopping_ || dropped) return;
+    if (stopping_ || dropped) return false;
     status_.last_error = r.status().ToString();
     log_.Error("compaction_failed",
                {{"partition", FormatDay(p.day)}, {"error", r.status().ToString()}});
-    return;
+    return false;
   }
   // Late events that added segments meanwhile leave it due (once quiet again).
   if (r->fully_merged) compacted_state_[p.day] = StateOf(p.path);
-  if (r->merge_steps == 0 && r->vacuum_steps == 0) return;  // already compact
+  if (r->merge_steps == 0 && r->vacuum_steps == 0) return true;  // already compact
   const std::uint64_t returned =
       r->bytes_before > r->bytes_after ? r->bytes_before - r->bytes_after : 0;
   log_.Info("partition_compacted", {{"partition", FormatDay(p.day)},
@@ -158,6 +157,7 @@ void Compactor::CompactOne(const PartitionInfo& p) {
   ++status_.compacted_partitions;
   status_.returned_bytes += returned;
   status_.last = CompactedPartition{p.day, *r, seconds, now_()};
+  return true;
 }
 
 CompactionStatus Compactor::Status() const {

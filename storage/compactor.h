@@ -67,7 +67,9 @@ class Compactor {
   };
   static FileState StateOf(const std::string& path);
   bool Due(const PartitionInfo& p, std::int64_t today, const FileState& state) const;
-  void CompactOne(const PartitionInfo& p);
+  // True when the partition was compacted or found compact; false when it
+  // failed, or was stopped or dropped meanwhile.
+  bool CompactOne(const PartitionInfo& p);
   // Waits `d` unless stopping; false when stopping.
   bool Pause(std::chrono::steady_clock::duration d);
   void Run();
