@@ -200,7 +200,8 @@ class EventStore {
   }
 
   // The write queue and the last write's outcome. Quick: may run on an I/O
-  // thread.
+  // thread. A batch is in committed_events before its `done` runs, so a
+  // client told its events are stored sees them counted.
   virtual WriterStats writer_stats() const = 0;
 
   // Stops taking appends, commits everything queued, closes files. Idempotent.

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <future>
 #include <set>
 #include <string>
 #include <thread>
@@ -17,6 +18,9 @@
 
 #include "storage/clickhouse/ch_client.h"
 #include "storage/clickhouse/ch_literal.h"
+#include "storage/clickhouse/ch_options.h"
+#include "storage/clickhouse/ch_store.h"
+#include "storage/log.h"
 #include "tests/common/beats_client.h"
 #include "tests/common/clickhouse_cluster.h"
 #include "tests/common/http_client.h"
@@ -520,6 +524,42 @@ TEST(ClickHouseStoreTest, ALiveTailShowsWhatOtherInstancesWrite) {
   tail.Close();
   EXPECT_EQ(a.Stop(), 0) << a.ReadLog();
   EXPECT_EQ(b.Stop(), 0) << b.ReadLog();
+}
+
+// The store itself, in this process: a client told its events are stored
+// (the batch's callback) and then reading /api/v1/status sees them counted.
+TEST(ClickHouseStoreTest, ABatchIsCountedBeforeItsCallbackRuns) {
+  ClickHouseCluster cluster(2);
+  ASSERT_TRUE(cluster.Start()) << cluster.error();
+  auto options = storage::clickhouse::ParseClickHouseUrl(cluster.StorageUrl("counted"));
+  ASSERT_TRUE(options.ok()) << options.status().ToString();
+  storage::clickhouse::ChStoreOptions store_options;
+  store_options.cluster = *options;
+  store_options.tail_poll = std::chrono::milliseconds(0);
+  const Log log = Log::Null();
+  auto store = storage::clickhouse::ClickHouseStore::Open(std::move(store_options), log);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  const std::int64_t base_ms = 1795903200000;
+  std::uint64_t sent = 0;
+  for (int batch = 1; batch <= 3; ++batch) {
+    std::vector<storage::Record> records;
+    for (int i = 0; i < batch * 10; ++i) {
+      const Event e = MakeEvent(static_cast<int>(sent) + i, base_ms);
+      storage::Record r;
+      r.ts_ms = e.ts_ms;
+      r.message = e.message;
+      r.source = Document(e);
+      records.push_back(std::move(r));
+    }
+    sent += records.size();
+    std::promise<std::uint64_t> counted;
+    (*store)->Append(std::move(records), [&](storage::AppendResult r) {
+      EXPECT_TRUE(r.status.ok()) << r.status.ToString();
+      counted.set_value((*store)->writer_stats().committed_events);
+    });
+    EXPECT_EQ(counted.get_future().get(), sent) << "batch " << batch;
+  }
+  (*store)->Close();
 }
 
 // Retention drops a whole day on every shard: events of three days, with

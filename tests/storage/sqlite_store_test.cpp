@@ -483,6 +483,25 @@ TEST_F(SqliteStoreTest, PastDeadlineIsDeadlineExceeded) {
   EXPECT_EQ(Find(Msg("words"), kT0, kT0 + 3).size(), 3u);
 }
 
+// A client told its events are stored (the batch's callback) and then
+// reading /api/v1/status sees them counted: the count comes first.
+TEST_F(SqliteStoreTest, ABatchIsCountedBeforeItsCallbackRuns) {
+  std::uint64_t sent = 0;
+  for (int batch = 1; batch <= 3; ++batch) {
+    std::vector<Record> records;
+    for (int i = 0; i < batch * 10; ++i) {
+      records.push_back(Ev(fmt::format("b{}-{}", batch, i), kT0 + batch * 1000 + i, "m"));
+    }
+    sent += records.size();
+    std::promise<std::uint64_t> counted;
+    store_->Append(std::move(records), [&](AppendResult r) {
+      EXPECT_TRUE(r.status.ok()) << r.status.ToString();
+      counted.set_value(store_->writer_stats().committed_events);
+    });
+    EXPECT_EQ(counted.get_future().get(), sent) << "batch " << batch;
+  }
+}
+
 TEST_F(SqliteStoreTest, FullQueueRefusesAtOnce) {
   WriterOptions w;
   w.max_queue_bytes = 1;
