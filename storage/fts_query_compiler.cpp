@@ -18,6 +18,7 @@
 #include <re2/re2.h>
 
 #include "storage/attrs_codec.h"
+#include "storage/number_ranges.h"
 #include "storage/partition.h"
 #include "storage/record.h"
 #include "storage/regex_prefilter.h"
@@ -165,6 +166,7 @@ class Compiler {
   Result<LeafPlan> PlanKeyword(const Node& n);
   Result<LeafPlan> PlanKeywordTerm(const Node& n);
   LeafPlan PlanRegex(const Node& n);
+  Result<LeafPlan> PlanRange(const Node& n);
   Fts LiteralsFts(const LiteralTree& tree, const std::string& prefix);
   Result<std::vector<std::string>> Expand(const Node& n, TermRange range);
   Result<std::string> RangeCondition(const query::Range& r);
@@ -239,8 +241,9 @@ Result<Fts> Compiler::ExactUncached(const Node& n) {
       if (!Keyword(n.term)) return Fts();  // the row check, with candidates
       return KeywordExact(n);
     case NodeKind::kWildcard:
-    case NodeKind::kFuzzy: {
-      if (Unindexed(n.term)) return Fts();
+    case NodeKind::kFuzzy:
+    case NodeKind::kRange: {
+      if (n.kind != NodeKind::kRange && Unindexed(n.term)) return Fts();
       auto plan = Plan(n);
       if (!plan.ok()) return plan.status();
       return (*plan)->exact;
@@ -275,8 +278,9 @@ Result<Fts> Compiler::Candidates(const Node& n) {
       if (!Keyword(n.term)) return Fts();
       [[fallthrough]];
     case NodeKind::kWildcard:
-    case NodeKind::kRegex: {
-      if (Unindexed(n.term)) return Fts();
+    case NodeKind::kRegex:
+    case NodeKind::kRange: {
+      if (n.kind != NodeKind::kRange && Unindexed(n.term)) return Fts();
       auto plan = Plan(n);
       if (!plan.ok()) return plan.status();
       return (*plan)->candidates;
@@ -356,9 +360,14 @@ Result<std::string> Compiler::LeafCondition(const Node& n, bool candidates_drive
       std::string in = InFts(*(*plan)->candidates);
       return "(" + in + " AND " + RowCheck(n) + ")";
     }
-    case NodeKind::kRange:
+    case NodeKind::kRange: {
       if (n.range.field == query::kTimestampField) return RangeCondition(n.range);
-      return RowCheck(n);
+      auto plan = Plan(n);
+      if (!plan.ok()) return plan.status();
+      if (candidates_driven || !(*plan)->candidates) return RowCheck(n);
+      std::string in = InFts(*(*plan)->candidates);
+      return "(" + in + " AND " + RowCheck(n) + ")";
+    }
     default:
       return RowCheck(n);
   }
@@ -384,7 +393,8 @@ std::string Compiler::IdCondition(const std::string& id) {
 
 Result<const LeafPlan*> Compiler::Plan(const Node& n) {
   if (auto it = plans_.find(&n); it != plans_.end()) return &it->second;
-  Result<LeafPlan> plan = Keyword(n.term)                 ? PlanKeyword(n)
+  Result<LeafPlan> plan = n.kind == NodeKind::kRange      ? PlanRange(n)
+                          : Keyword(n.term)               ? PlanKeyword(n)
                           : n.kind == NodeKind::kWildcard ? PlanWildcard(n)
                           : n.kind == NodeKind::kFuzzy    ? PlanFuzzy(n)
                                                           : PlanRegex(n);
@@ -403,6 +413,33 @@ Result<std::vector<std::string>> Compiler::Expand(const Node& n, TermRange range
         query::DebugString(n), n.position, options_.max_expansions));
   }
   return terms;
+}
+
+// A range on a field whose numbers the partition records: its candidates
+// are the numbers whose text starts with a prefix of the plan
+// (number_ranges.h), or no event at all; else every event is read.
+Result<LeafPlan> Compiler::PlanRange(const Node& n) {
+  const query::Range& r = n.range;
+  LeafPlan plan;
+  const bool by_value = query::IsMessageField(r.field) || r.field == query::kIdField ||
+                        r.field == query::kIndexField || r.field == query::kTimestampField ||
+                        !IsIndexedField(r.field);
+  if (terms_ == nullptr || by_value) return plan;
+  auto lookup = terms_->Numbers(r.field);
+  if (!lookup.ok()) return lookup.status();
+  if (!lookup->recorded) return plan;
+  const NumberRangePlan numbers = PlanNumberRange(r, lookup->numbers);
+  if (numbers.kind == NumberRangePlan::Kind::kNone) {
+    plan.exact = NeverMatchingFts();
+  } else if (numbers.kind == NumberRangePlan::Kind::kPrefixes) {
+    const std::string field = FieldTermPrefix(r.field) + kNumberMark;
+    std::string any;
+    for (const std::string& p : numbers.prefixes) {
+      any += (any.empty() ? "(" : " OR ") + QuoteFtsString(EncodeRawTerm(field + p)) + " *";
+    }
+    plan.candidates = any + ")";
+  }
+  return plan;
 }
 
 Result<LeafPlan> Compiler::PlanWildcard(const Node& n) {

@@ -18,6 +18,11 @@
 //                         when there are any; else every row in the time
 //                         range is checked.
 //   Range on @timestamp   SQL on the event key.
+//   numeric Range         on a field whose numbers the partition records
+//                         (TermSource::Numbers): the row check, with number
+//                         terms by prefix as FTS5 candidates
+//                         (number_ranges.h), or no event when the field's
+//                         numbers all lie outside the range.
 //   other Range, Exists   the row check.
 //   Keyword fields        (attrs_codec.h) a Term is the value's one index
 //                         term (a prefix Term: a prefix of it), exactly;

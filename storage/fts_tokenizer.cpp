@@ -27,6 +27,9 @@ class Emitter {
     if (sink_ != nullptr) sink_->OnIndexedTerm(token);
     return Emit(token, begin, end);
   }
+  void FieldValue(std::string_view name, char type, std::string_view value) {
+    if (sink_ != nullptr) sink_->OnFieldValue(name, type, value);
+  }
   int rc() const { return rc_; }
 
  private:
@@ -56,6 +59,7 @@ bool TokenizeRecord(std::string_view rec, std::size_t base, std::string_view pre
   const char type = rec[sep + 1];
   const std::string_view value = rec.substr(sep + 2);
   const std::size_t value_base = base + sep + 2;
+  out.FieldValue(name, type, value);
   buf.assign(name);
   buf.push_back(kNameSeparator);
   const std::size_t prefix_len = buf.size();

@@ -16,12 +16,14 @@ inline constexpr const char* kFtsTokenizerName = "dashcam";
 // Told every index term a wildcard or fuzzy query may expand to, as the
 // document is indexed: each message token, and each token of a string field
 // value as its index term (name 0x1F token). Never number terms or array
-// markers. Called on the thread running the INSERT; must not use the
-// connection.
+// markers. Also told each attrs record (attrs_codec.h) before its tokens:
+// name, type ('s', 'n' or 'k') and value. Called on the thread running the
+// INSERT; must not use the connection.
 class IndexedTermSink {
  public:
   virtual ~IndexedTermSink() = default;
   virtual void OnIndexedTerm(std::string_view term) = 0;
+  virtual void OnFieldValue(std::string_view /*name*/, char /*type*/, std::string_view /*value*/) {}
 };
 
 // `sink` (optional) must outlive the connection.

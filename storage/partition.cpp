@@ -120,10 +120,13 @@ Status InitPartitionSchema(Db& db, std::int64_t day) {
   // event, and every day file is upgraded at the first start after an update.
   if (*version == 0) {
     s = db.Exec(kSchemaSql);
-    // Only a new file indexes every keyword field's value as a keyword.
+    // Only a new file indexes every keyword field's value as a keyword, and
+    // records every number.
     if (s.ok()) {
-      s = db.Exec(fmt::format("INSERT OR REPLACE INTO meta VALUES('{}','{}')", kKeywordFieldsMeta,
-                              kKeywordFields));
+      s = db.Exec(
+          fmt::format("INSERT OR REPLACE INTO meta VALUES('{}','{}'); INSERT OR REPLACE INTO meta "
+                      "VALUES('{}','all')",
+                      kKeywordFieldsMeta, kKeywordFields, kNumberRangesMeta));
     }
   } else if (*version < 2) {
     // Older partitions lack the vocabulary; build it from the index.
@@ -133,6 +136,7 @@ Status InitPartitionSchema(Db& db, std::int64_t day) {
   if (s.ok() && *version < 3) s = db.Exec(kLevelCountsSql);  // built from the events table
   if (s.ok()) s = db.Exec(kGroupsSql);
   if (s.ok()) s = db.Exec(kDictsSql);
+  if (s.ok()) s = db.Exec(kNumberRangesSchemaSql);
   if (s.ok()) {
     s =
         db.Exec(fmt::format("INSERT OR REPLACE INTO meta VALUES('day','{}');"
@@ -163,7 +167,7 @@ Result<std::unique_ptr<PartitionWriter>> PartitionWriter::Open(const std::string
   w->sources_ = SourceCompressor(opts.compression);
   w->shared_dictionaries_ = opts.shared_dictionaries;
   if (auto s = w->db_.Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE); !s.ok()) return s;
-  if (auto s = RegisterFtsTokenizer(w->db_.get(), &w->vocab_); !s.ok()) return s;
+  if (auto s = RegisterFtsTokenizer(w->db_.get(), &w->indexed_); !s.ok()) return s;
   sqlite3_busy_timeout(w->db_.get(), 5000);
   if (auto s = Pragmas(w->db_, opts); !s.ok()) return s;
   w->test_quota_file_ = opts.test_quota_file;
@@ -219,6 +223,10 @@ Status PartitionWriter::Prepare() {
       {&insert_replaced_, "INSERT OR IGNORE INTO replaced(key) VALUES(?1)"},
       {&insert_vocab_, "INSERT OR IGNORE INTO vocab(term) VALUES(?1)"},
       {&insert_dict_, "INSERT INTO dicts(id, dict) VALUES(1, ?1)"},
+      {&widen_numbers_,
+       "INSERT INTO number_ranges(field, lo, hi, plain, strings) VALUES(?1,?2,?3,?4,?5) "
+       "ON CONFLICT(field) DO UPDATE SET lo = min(lo, excluded.lo), hi = max(hi, excluded.hi), "
+       "plain = plain AND excluded.plain, strings = strings OR excluded.strings"},
       {&add_level_second_,
        "INSERT INTO level_seconds(second, level, n) VALUES(?1,?2,?3) "
        "ON CONFLICT(second, level) DO UPDATE SET n = n + excluded.n"},
@@ -243,7 +251,7 @@ Status PartitionWriter::Prepare() {
 
 // The terms this transaction indexed that the vocab table may lack.
 Status PartitionWriter::StoreVocabulary() {
-  for (const std::string& term : vocab_.pending()) {
+  for (const std::string& term : indexed_.vocab.pending()) {
     insert_vocab_.BindStatic(1, term);
     const int rc = insert_vocab_.Step();
     insert_vocab_.Reset();
@@ -411,9 +419,11 @@ Status PartitionWriter::Write(std::span<const Record* const> records,
   if (failure.ok()) failure = StoreVocabulary();
   if (failure.ok()) failure = FlushLevelCounts();
   if (failure.ok()) failure = FlushGroups();
+  if (failure.ok()) failure = FlushNumberRanges();
   if (failure.ok()) failure = db_.Exec("COMMIT");
   if (failure.ok()) {
-    vocab_.Committed();
+    indexed_.vocab.Committed();
+    indexed_.numbers.Clear();
     if (dictionary_in_transaction_) {
       sources_.Committed();
       PublishDictionary(pending_dictionary_);
@@ -421,7 +431,8 @@ Status PartitionWriter::Write(std::span<const Record* const> records,
   }
   if (!failure.ok()) {
     db_.Exec("ROLLBACK");
-    vocab_.RolledBack();
+    indexed_.vocab.RolledBack();
+    indexed_.numbers.Clear();
     if (dictionary_in_transaction_) sources_.Forget();
     // Keys handed out in the rolled-back transaction are free again.
     next_seq_.clear();
@@ -490,6 +501,20 @@ Status PartitionWriter::FlushGroups() {
   return Status::Ok();
 }
 
+Status PartitionWriter::FlushNumberRanges() {
+  for (const auto& [field, n] : indexed_.numbers.pending()) {
+    widen_numbers_.BindStatic(1, field);
+    widen_numbers_.BindDouble(2, n.lo);
+    widen_numbers_.BindDouble(3, n.hi);
+    widen_numbers_.Bind(4, std::int64_t{n.plain});
+    widen_numbers_.Bind(5, std::int64_t{n.strings});
+    const int rc = widen_numbers_.Step();
+    widen_numbers_.Reset();
+    if (rc != SQLITE_DONE) return db_.Check(rc, "number_ranges");
+  }
+  return Status::Ok();
+}
+
 Result<std::unique_ptr<PartitionReader>> PartitionReader::Open(const std::string& path,
                                                                int cache_kib) {
   std::unique_ptr<PartitionReader> r(new PartitionReader());
@@ -504,6 +529,10 @@ Result<std::unique_ptr<PartitionReader>> PartitionReader::Open(const std::string
       r->db_.Prepare(fmt::format("SELECT value FROM meta WHERE key = '{}'", kKeywordFieldsMeta));
   r->legacy_keywords_ = !keywords.ok() || keywords->Step() != SQLITE_ROW ||
                         keywords->Text(0) != std::string_view(kKeywordFields);
+  auto numbers =
+      r->db_.Prepare(fmt::format("SELECT value FROM meta WHERE key = '{}'", kNumberRangesMeta));
+  r->numbers_recorded_ =
+      numbers.ok() && numbers->Step() == SQLITE_ROW && numbers->Text(0) == std::string_view("all");
   return r;
 }
 

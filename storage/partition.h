@@ -6,10 +6,11 @@
 // so "newest first" is a reverse walk of the rowid B-tree or FTS5 doclist, a
 // time range is a rowid range, and the key alone names the partition.
 //
-// Schema (user_version 6; older files are upgraded when opened for writing,
+// Schema (user_version 7; older files are upgraded when opened for writing,
 // which SqliteStore::Open does for every partition: `vocab` is built from the
-// FTS index, the level counts from the events table, and `groups` and `dicts`
-// start empty since older events have no group and are not compressed):
+// FTS index, the level counts from the events table, and `groups`, `dicts`
+// and `number_ranges` start empty since older events have no group, are not
+// compressed and were not recorded):
 //   events(key INTEGER PRIMARY KEY, level TEXT, idx TEXT, doc_id TEXT, source BLOB)
 //       one row per live event; `source` is the stored document, as JSON or
 //       compressed (source_codec.h): statements read it as dc_source(source).
@@ -24,6 +25,8 @@
 //       created (since user_version 6; absent in older files): the fields
 //       every event of the file has indexed as keywords. A file upgraded
 //       from an older version may index them as text for its older events.
+//       "number_ranges" = "all" when the file was created with that table
+//       (since user_version 7): it records every event's numbers.
 //   vocab(term TEXT PRIMARY KEY) WITHOUT ROWID: every index term wildcard
 //       and fuzzy queries expand to (vocabulary.h), filled as events are
 //       written, in the same transaction.
@@ -45,6 +48,9 @@
 //   dicts(id INTEGER PRIMARY KEY, dict BLOB) (since user_version 5): the
 //       zstd dictionary of the compressed documents, id 1; none until the
 //       file has stored enough documents to train it.
+//   number_ranges(field, lo, hi, plain, strings) (since user_version 7):
+//       per field, the span of its numbers (number_ranges.h), widened in the
+//       same transaction as the events. Trusted only when meta says so.
 //   FTS5 settings: automerge=16 and hashsize=16 MiB (measured: 1.7x the insert
 //   rate of the defaults on training logs, 20k-event transactions).
 //   auto_vacuum=INCREMENTAL on files created since compaction exists
@@ -62,6 +68,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "storage/fts_tokenizer.h"
+#include "storage/number_ranges.h"
 #include "storage/record.h"
 #include "storage/source_codec.h"
 #include "storage/sqlite_db.h"
@@ -79,8 +87,9 @@ inline constexpr TimeMs KeyTime(EventKey k) {
 }
 
 // The user_version of the schema above.
-inline constexpr int kPartitionSchemaVersion = 6;
+inline constexpr int kPartitionSchemaVersion = 7;
 inline constexpr const char* kKeywordFieldsMeta = "keyword_fields";
+inline constexpr const char* kNumberRangesMeta = "number_ranges";
 
 enum class SyncMode { kNormal, kFull };
 
@@ -131,6 +140,7 @@ class PartitionWriter {
   Status ReplaceExisting(const Record& r, bool& replaced);
   Status FlushLevelCounts();
   Status FlushGroups();
+  Status FlushNumberRanges();
   Status StartCompressing();
   void NoteGroup(const Record& r, bool counts);
 
@@ -139,12 +149,21 @@ class PartitionWriter {
   std::uint64_t dictionary_id_ = 0;         // as published; 0: none
   bool dictionary_in_transaction_ = false;  // Write trained and stored one
   std::string pending_dictionary_;          // its bytes, published once committed
-  VocabularyCollector vocab_;               // before db_: the tokenizer uses it until db_ closes
+  // What the tokenizer reports of the transaction being written.
+  struct IndexObserver final : IndexedTermSink {
+    VocabularyCollector vocab;
+    NumberRangeCollector numbers;
+    void OnIndexedTerm(std::string_view term) override { vocab.OnIndexedTerm(term); }
+    void OnFieldValue(std::string_view name, char type, std::string_view value) override {
+      numbers.Add(name, type, value);
+    }
+  };
+  IndexObserver indexed_;  // before db_: the tokenizer uses it until db_ closes
   Db db_;
   std::int64_t day_ = 0;
   std::string test_quota_file_;
   Stmt insert_event_, insert_fts_, max_key_, find_doc_, delete_event_, insert_replaced_,
-      insert_vocab_, add_level_second_, add_level_minute_, add_group_, insert_dict_;
+      insert_vocab_, add_level_second_, add_level_minute_, add_group_, insert_dict_, widen_numbers_;
   Status LoadHighestKey();
   Status LoadDictionary();
   void PublishDictionary(std::string_view bytes);
@@ -175,11 +194,14 @@ class PartitionReader {
   sqlite3* db() const { return db_.get(); }
   // True when some events may index keyword fields as text (see meta).
   bool legacy_keywords() const { return legacy_keywords_; }
+  // True when number_ranges holds every event's numbers (see meta).
+  bool numbers_recorded() const { return numbers_recorded_; }
 
  private:
   PartitionReader() = default;
   Db db_;
   bool legacy_keywords_ = false;
+  bool numbers_recorded_ = false;
   std::unordered_map<std::string, Stmt> cache_;
 };
 

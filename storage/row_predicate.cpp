@@ -9,6 +9,7 @@
 #include <re2/re2.h>
 
 #include "storage/attrs_codec.h"
+#include "storage/number_ranges.h"
 #include "storage/sqlite_db.h"
 #include "storage/text_tokenizer.h"
 #include "storage/token_pattern.h"
@@ -21,11 +22,9 @@ using query::NodeKind;
 
 constexpr std::size_t kMaxCachedRegexes = 64;
 
+// As number_ranges.h reads string values, so that its plans agree.
 std::optional<double> Number(std::string_view text) {
-  double d = 0;
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
-  if (text.empty() || ec != std::errc() || p != text.data() + text.size()) return std::nullopt;
-  return d;
+  return ReadNumber(text);
 }
 
 // The values of a field (query_ast.h): strings (booleans as their text)

@@ -46,6 +46,7 @@ class Stmt {
   void BindBlobStatic(int i, std::string_view v) {
     sqlite3_bind_blob(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
   }
+  void BindDouble(int i, double v) { sqlite3_bind_double(stmt_, i, v); }
   void BindNull(int i) { sqlite3_bind_null(stmt_, i); }
   // Binds a pointer for an SQL function (sqlite3_bind_pointer); `p` must
   // outlive the statement's use.
@@ -59,6 +60,7 @@ class Stmt {
   int Reset();
 
   std::int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double Double(int col) const { return sqlite3_column_double(stmt_, col); }
   std::string_view Text(int col) const;
   std::string_view Blob(int col) const;
   bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }

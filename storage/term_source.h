@@ -1,6 +1,7 @@
 // TermSource: where the query compiler gets the index terms a wildcard or
-// fuzzy term expands to — one partition's vocabulary (vocabulary.h), or a
-// fixed list in tests.
+// fuzzy term expands to, and the span of a field's numbers for a range —
+// one partition's vocabulary and number_ranges (vocabulary.h), or fixed
+// lists in tests.
 //
 // Thread-safety: as the implementation's; the compiler calls it from one
 // thread.
@@ -12,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "storage/number_ranges.h"
 #include "storage/status.h"
 
 namespace dashcam::storage {
@@ -32,6 +34,11 @@ class TermSource {
   // the caller can tell "more than max_terms"). Errors: DeadlineExceeded,
   // or a storage error.
   virtual Result<std::vector<std::string>> Terms(const TermRange& range, std::size_t max_terms) = 0;
+  // What the partition records of the numbers of `field` (a query's field
+  // name), for numeric ranges (number_ranges.h). Default: nothing recorded.
+  virtual Result<FieldNumbersLookup> Numbers(const std::string& /*field*/) {
+    return FieldNumbersLookup{};
+  }
 };
 
 // The smallest string greater than every string starting with `prefix`

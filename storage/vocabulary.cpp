@@ -1,5 +1,6 @@
 #include "storage/vocabulary.h"
 
+#include "storage/attrs_codec.h"
 #include "storage/vocabulary_collector.h"
 
 namespace dashcam::storage {
@@ -47,6 +48,27 @@ Result<std::vector<std::string>> ListTerms(PartitionReader& reader, const TermRa
   const bool stopped_early = out.size() > max_terms;
   st.Reset();
   if (!stopped_early && rc != SQLITE_DONE) return SqliteStatus(rc, reader.db(), "list terms");
+  return out;
+}
+
+Result<FieldNumbersLookup> ReadFieldNumbers(PartitionReader& reader, const std::string& field) {
+  FieldNumbersLookup out;
+  if (!reader.numbers_recorded()) return out;
+  auto stmt = reader.Statement("SELECT lo, hi, plain, strings FROM number_ranges WHERE field = ?1");
+  if (!stmt.ok()) return stmt.status();
+  Stmt& st = **stmt;
+  std::string name = FieldTermPrefix(field);
+  name.pop_back();  // the 0x1F
+  st.BindStatic(1, name);
+  const int rc = st.Step();
+  if (rc == SQLITE_ROW) {
+    out.numbers = FieldNumbers{st.Double(0), st.Double(1), st.Int(2) != 0, st.Int(3) != 0};
+  }
+  st.Reset();
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+    return SqliteStatus(rc, reader.db(), "number_ranges");
+  }
+  out.recorded = true;
   return out;
 }
 

@@ -28,12 +28,19 @@ namespace dashcam::storage {
 Result<std::vector<std::string>> ListTerms(PartitionReader& reader, const TermRange& range,
                                            std::size_t max_terms);
 
+// What the partition records of the numbers of `field` (number_ranges.h):
+// nothing for a file that does not record them all.
+Result<FieldNumbersLookup> ReadFieldNumbers(PartitionReader& reader, const std::string& field);
+
 // A partition's vocabulary as the query compiler's TermSource.
 class PartitionTerms final : public TermSource {
  public:
   explicit PartitionTerms(PartitionReader& reader) : reader_(reader) {}
   Result<std::vector<std::string>> Terms(const TermRange& range, std::size_t max_terms) override {
     return ListTerms(reader_, range, max_terms);
+  }
+  Result<FieldNumbersLookup> Numbers(const std::string& field) override {
+    return ReadFieldNumbers(reader_, field);
   }
 
  private:

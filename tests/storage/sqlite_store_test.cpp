@@ -4,6 +4,7 @@
 #include "storage/sqlite_store.h"
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <future>
 #include <set>
@@ -14,8 +15,13 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
+
+#include "storage/document_reader.h"
 #include "storage/log.h"
 #include "storage/partition.h"
+#include "storage/sqlite_db.h"
+#include "storage/time_format.h"
 #include "tests/common/test_server.h"
 
 namespace dashcam::storage {
@@ -24,6 +30,7 @@ namespace {
 using query::Node;
 using query::NodeKind;
 using Names = std::vector<std::string>;
+namespace json = boost::json;
 
 constexpr std::int64_t kDay = 20786;  // 2026-11-29
 constexpr TimeMs kT0 = kDay * kMsPerDay + 10 * 3'600'000;
@@ -210,6 +217,123 @@ TEST_F(SqliteStoreTest, ExistsAndRangesOnFields) {
   EXPECT_EQ(names(range("user", "a", "b")), (Names{"c"}));    // strings by byte order
   EXPECT_EQ(names(And({Msg("x"), range("gpu_mem_mb", "600", "")})), (Names{"a"}));
   EXPECT_EQ(names(Or({Term("user", "alice"), range("gpu_mem_mb", "600", "")})), (Names{"a", "c"}));
+}
+
+// Numeric ranges over numbers of every shape give the events that reading
+// each one finds: plain numbers through the partition's number_ranges
+// (number_ranges.h), the rest (exponents, numeric strings, past 2^53) by
+// reading every event. Then the same file without the table's guarantee
+// (an older file) answers alike, and with the table emptied behind its back
+// answers nothing on the plain field: proof that the table is what plans it.
+TEST_F(SqliteStoreTest, NumericRangesAgreeWithReadingEveryEvent) {
+  const std::vector<std::string> mixed = {
+      "0",       "5",     "-5",      "12.5",      "-0.25", "1e-05", "1e+20",   "9007199254740993",
+      "\"137\"", "\"x\"", "[1,250]", "[\"2\",3]", "77998", "78000", "\"inf\"", "true"};
+  const std::vector<std::string> plain = {"0",    "7",     "-7",   "70",    "-70.5",   "699",
+                                          "7000", "0.125", "-0.5", "78000", "[5,-12]", "77999.5"};
+  DocumentReader reader;
+  std::vector<Record> records;
+  std::vector<std::vector<Field>> fields;  // as read back from each document
+  for (int i = 0; i < 300; ++i) {
+    std::string json = fmt::format(R"({{"i":{},"v":{},"w":{}}})", i, mixed[i % mixed.size()],
+                                   plain[(i / 3) % plain.size()]);
+    DocumentView view;
+    ASSERT_TRUE(reader.ReadUnpadded(json, view).ok()) << json;
+    Record r = Ev(std::to_string(i), kT0 + i, "x", view.fields);
+    r.source = std::move(json);
+    fields.push_back(view.fields);
+    records.push_back(std::move(r));
+  }
+  MustAppend(std::move(records));
+  // What reading each event finds (query_ast.h's kRange).
+  auto expected = [&](const query::Range& r) {
+    auto number = [](std::string_view s) -> std::optional<double> {
+      double d = 0;
+      auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), d);
+      if (s.empty() || ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+      return d;
+    };
+    const double lo = r.lower.empty() ? 0 : *number(r.lower);
+    const double hi = r.upper.empty() ? 0 : *number(r.upper);
+    auto between = [&](double v) {
+      return (r.lower.empty() || (r.include_lower ? v >= lo : v > lo)) &&
+             (r.upper.empty() || (r.include_upper ? v <= hi : v < hi));
+    };
+    std::set<std::string> out;
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      for (const Field& f : fields[i]) {
+        if (f.name != r.field) continue;
+        const auto v = f.type == Field::Type::kNumber   ? std::optional<double>(f.number)
+                       : f.type == Field::Type::kString ? number(f.text)
+                                                        : std::nullopt;
+        if (v && between(*v)) out.insert(std::to_string(i));
+      }
+    }
+    return out;
+  };
+  auto found = [&](const query::Range& r) {
+    auto page = Run(Node::MakeRange(r, 0));
+    EXPECT_TRUE(page.ok()) << page.status().ToString();
+    std::set<std::string> out;
+    if (page.ok()) {
+      for (const StoredEvent& e : page->hits) {
+        out.insert(std::to_string(json::parse(e.source).at("i").as_int64()));
+      }
+    }
+    return out;
+  };
+  std::vector<query::Range> ranges;
+  const std::vector<std::string> bounds = {"",
+                                           "-100",
+                                           "-12",
+                                           "-7",
+                                           "-0.5",
+                                           "0",
+                                           "0.1",
+                                           "5",
+                                           "7",
+                                           "12.5",
+                                           "69",
+                                           "70",
+                                           "77998",
+                                           "78000",
+                                           "1e6",
+                                           "1e-6",
+                                           "9007199254740992"};
+  for (const char* field : {"v", "w"}) {
+    for (std::size_t a = 0; a < bounds.size(); ++a) {
+      for (std::size_t b = 0; b < bounds.size(); b += 3) {
+        ranges.push_back({field, bounds[a], bounds[b], a % 2 == 0, b % 2 == 0});
+      }
+    }
+  }
+  auto check_all = [&](const std::string& label) {
+    for (const query::Range& r : ranges) {
+      EXPECT_EQ(found(r), expected(r)) << label << ": " << r.field << " " << r.lower << " .. "
+                                       << r.upper << " " << r.include_lower << r.include_upper;
+    }
+  };
+  check_all("recorded");
+  const query::Range some_w{"w", "0", "100", true, true};
+  ASSERT_FALSE(expected(some_w).empty());
+
+  // The table emptied behind the store's back: the plain field answers
+  // nothing, since its numbers are planned from the table alone.
+  const std::string path = DataDir() + "/" + FormatDay(kDay) + ".db";
+  auto modify = [&](const char* sql) {
+    store_.reset();
+    Db db;
+    ASSERT_TRUE(db.Open(path, SQLITE_OPEN_READWRITE).ok());
+    ASSERT_TRUE(db.Exec(sql).ok()) << sql;
+    db.Close();
+    Open();
+  };
+  modify("DELETE FROM number_ranges");
+  EXPECT_TRUE(found(some_w).empty());
+  // Without the meta row the file reads like one created before the table:
+  // every event is read, and the answers are right again.
+  modify("DELETE FROM meta WHERE key = 'number_ranges'");
+  check_all("not recorded");
 }
 
 TEST_F(SqliteStoreTest, BooleanOperators) {

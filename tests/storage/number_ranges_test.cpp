@@ -1,0 +1,115 @@
+// Tests for storage/number_ranges.h: the collector's rows and the prefix
+// plans, checked against every integer of the ranges they cover.
+#include "storage/number_ranges.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "storage/attrs_codec.h"
+
+namespace dashcam::storage {
+namespace {
+
+using Kind = NumberRangePlan::Kind;
+using Prefixes = std::vector<std::string>;
+
+query::Range R(std::string lo, std::string hi, bool inc_lo = true, bool inc_hi = true) {
+  return query::Range{"f", std::move(lo), std::move(hi), inc_lo, inc_hi};
+}
+
+FieldNumbers Span(double lo, double hi) {
+  return FieldNumbers{lo, hi, true, false};
+}
+
+bool Covered(const Prefixes& prefixes, const std::string& text) {
+  for (const std::string& p : prefixes) {
+    if (text.starts_with(p)) return true;
+  }
+  return false;
+}
+
+TEST(NumberRangesTest, PrefixesClipToTheFieldsSpan) {
+  NumberRangePlan p = PlanNumberRange(R("77998", ""), Span(0, 78000));
+  EXPECT_EQ(p.kind, Kind::kPrefixes);
+  EXPECT_EQ(p.prefixes, (Prefixes{"77998", "77999", "78000"}));
+  p = PlanNumberRange(R("70000", "", false), Span(52000, 78000));
+  EXPECT_EQ(p.kind, Kind::kPrefixes);
+  EXPECT_EQ(p.prefixes, (Prefixes{"70", "71", "72", "73", "74", "75", "76", "77", "78000"}));
+  // Below zero: '-' and the magnitude's prefixes; 0 itself has no sign.
+  p = PlanNumberRange(R("-12", "3"), Span(-100, 100));
+  EXPECT_EQ(p.prefixes, (Prefixes{"-0", "-1", "-2", "-3", "-4", "-5", "-6", "-7", "-8", "-9", "0",
+                                  "1", "2", "3"}));
+}
+
+TEST(NumberRangesTest, NothingOutsideTheSpan) {
+  EXPECT_EQ(PlanNumberRange(R("80000", ""), Span(0, 78000)).kind, Kind::kNone);
+  EXPECT_EQ(PlanNumberRange(R("", "-1"), Span(0, 78000)).kind, Kind::kNone);
+  EXPECT_EQ(PlanNumberRange(R("1", "2"), std::nullopt).kind, Kind::kNone);  // no numbers
+  EXPECT_EQ(PlanNumberRange(R("nan", ""), Span(0, 1)).kind, Kind::kNone);
+}
+
+TEST(NumberRangesTest, ScansWhenPrefixesCannotTell) {
+  FieldNumbers strings = Span(0, 10);
+  strings.strings = true;
+  EXPECT_EQ(PlanNumberRange(R("1", "2"), strings).kind, Kind::kScan);
+  FieldNumbers exponents = Span(0, 1e20);
+  exponents.plain = false;
+  EXPECT_EQ(PlanNumberRange(R("1", "2"), exponents).kind, Kind::kScan);
+  EXPECT_EQ(PlanNumberRange(R("a", "b"), Span(0, 10)).kind, Kind::kScan);  // not numeric
+}
+
+// Every integer and half of a range is covered by its prefixes, and the
+// prefixes are few and minimal.
+TEST(NumberRangesTest, PrefixesCoverEveryNumberOfTheRange) {
+  const std::vector<std::pair<int, int>> ranges = {
+      {0, 0},    {0, 9},      {7, 7},        {9, 10},     {99, 101},  {123, 4567},
+      {-57, -3}, {-999, 999}, {1000, 99999}, {-5000, 12}, {10, 10000}};
+  for (const auto& [lo, hi] : ranges) {
+    const NumberRangePlan p =
+        PlanNumberRange(R(std::to_string(lo), std::to_string(hi)), Span(-1e6, 1e6));
+    ASSERT_EQ(p.kind, Kind::kPrefixes) << lo << " " << hi;
+    EXPECT_LE(p.prefixes.size(), kMaxNumberPrefixes);
+    for (int v = lo; v <= hi; ++v) {
+      ASSERT_TRUE(Covered(p.prefixes, std::to_string(v))) << v << " in " << lo << ".." << hi;
+      if (v < hi) {
+        const std::string half = CanonicalDouble(v + 0.5);
+        ASSERT_TRUE(Covered(p.prefixes, half)) << half << " in " << lo << ".." << hi;
+      }
+    }
+    for (std::size_t i = 1; i < p.prefixes.size(); ++i) {
+      EXPECT_FALSE(p.prefixes[i].starts_with(p.prefixes[i - 1])) << p.prefixes[i];
+    }
+  }
+}
+
+TEST(NumberRangesTest, CollectorWidensPerField) {
+  NumberRangeCollector c;
+  c.Add("gpu", 'n', "3");
+  c.Add("gpu", 'n', "-7.5");
+  c.Add("host", 's', "gpu-node-03");  // not a number: no row
+  c.Add("code", 's', "137");          // a string that reads as one
+  c.Add("lr", 'n', "1.3e-04");        // an exponent: not plain
+  c.Add("big", 'n', "9007199254740993");
+  c.Add("odd", 'k', "nan");  // matches no range: no row
+  const auto& rows = c.pending();
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].first, "gpu");
+  EXPECT_EQ(rows[0].second.lo, -7.5);
+  EXPECT_EQ(rows[0].second.hi, 3);
+  EXPECT_TRUE(rows[0].second.plain);
+  EXPECT_FALSE(rows[0].second.strings);
+  EXPECT_EQ(rows[1].first, "code");
+  EXPECT_TRUE(rows[1].second.strings);
+  EXPECT_EQ(rows[2].first, "lr");
+  EXPECT_FALSE(rows[2].second.plain);
+  EXPECT_EQ(rows[3].first, "big");
+  EXPECT_FALSE(rows[3].second.plain);  // past 2^53 its double is not its text
+  c.Clear();
+  EXPECT_TRUE(c.pending().empty());
+}
+
+}  // namespace
+}  // namespace dashcam::storage
