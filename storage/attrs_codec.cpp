@@ -41,7 +41,17 @@ bool IsIndexedField(std::string_view name) {
   return !name.starts_with("train.");
 }
 
-// Called for every field of every event on the writer thread: three
+bool ListsField(std::string_view list, std::string_view field) {
+  while (!list.empty()) {
+    const std::size_t comma = list.find(',');
+    if (list.substr(0, comma) == field) return true;
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+// Called for every field of every event on the writer thread: four
 // comparisons, no parsing.
 bool IsKeywordField(std::string_view name) {
   return std::find(kKeywordFieldNames.begin(), kKeywordFieldNames.end(), name) !=

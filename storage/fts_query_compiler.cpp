@@ -166,6 +166,10 @@ class Compiler {
   Result<LeafPlan> PlanKeyword(const Node& n);
   Result<LeafPlan> PlanKeywordTerm(const Node& n);
   LeafPlan PlanRegex(const Node& n);
+  // A keyword field whose older values this partition may hold as text.
+  bool Legacy(const std::string& field) const {
+    return !ListsField(options_.indexed_keywords, field);
+  }
   Result<LeafPlan> PlanRange(const Node& n);
   Fts LiteralsFts(const LiteralTree& tree, const std::string& prefix);
   Result<std::vector<std::string>> Expand(const Node& n, TermRange range);
@@ -565,7 +569,7 @@ Result<LeafPlan> Compiler::PlanKeywordTerm(const Node& n) {
   e = OrNumber(t, std::move(e));
   const bool exact = fits && t.text.find_first_of(" \x1e\x1f") == std::string::npos;
   LeafPlan plan;
-  if (options_.legacy_keywords) {
+  if (Legacy(t.field)) {
     // Older events hold the value as text tokens, which equal values share.
     if (TextTokenizer::HasTokens(t.text)) {
       std::string text = QuoteFtsString(EncodeFieldPhrase(t.field, t.text));
@@ -638,7 +642,7 @@ Result<LeafPlan> Compiler::PlanKeyword(const Node& n) {
                 " *";
     }
   }
-  if (options_.legacy_keywords) {
+  if (Legacy(t.field)) {
     // Events written before keyword fields: what their text tokens give.
     Fts text;
     if (n.kind == NodeKind::kRegex) {

@@ -33,7 +33,7 @@
 //                         and so do more than `max_expansions` matching values
 //                         (no error: a fleet may run that many in a day).
 //                         In a partition that may hold them indexed as text
-//                         (CompileOptions::legacy_keywords), the candidates
+//                         (CompileOptions::indexed_keywords), the candidates
 //                         are either form (none known for Fuzzy: every row is
 //                         read) and the row check decides.
 // The row check is dc_match(e.source, e.idx, node) (row_predicate.h).
@@ -53,6 +53,7 @@
 #include <variant>
 #include <vector>
 
+#include "storage/attrs_codec.h"
 #include "storage/query_ast.h"
 #include "storage/status.h"
 #include "storage/term_source.h"
@@ -77,10 +78,10 @@ struct CompileOptions {
   // Most index terms one wildcard position or fuzzy term may expand to in a
   // partition. Default: 1024 (Lucene's classic clause limit).
   std::size_t max_expansions = 1024;
-  // The partition was written before the keyword fields of this version
-  // (its meta lists others, partition.h): some of their values may be
-  // indexed as text tokens.
-  bool legacy_keywords = false;
+  // The keyword fields the partition indexed as keywords from its start
+  // (its meta, partition.h): a keyword field of this version that is not
+  // listed may hold values indexed as text tokens.
+  std::string indexed_keywords = std::string(kKeywordFields);
 };
 
 // Errors: InvalidArgument for malformed @timestamp range bounds and for

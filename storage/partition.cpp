@@ -527,8 +527,7 @@ Result<std::unique_ptr<PartitionReader>> PartitionReader::Open(const std::string
   // Unknown (no meta yet) reads as legacy: slower queries, never wrong ones.
   auto keywords =
       r->db_.Prepare(fmt::format("SELECT value FROM meta WHERE key = '{}'", kKeywordFieldsMeta));
-  r->legacy_keywords_ = !keywords.ok() || keywords->Step() != SQLITE_ROW ||
-                        keywords->Text(0) != std::string_view(kKeywordFields);
+  if (keywords.ok() && keywords->Step() == SQLITE_ROW) r->indexed_keywords_ = keywords->Text(0);
   auto numbers =
       r->db_.Prepare(fmt::format("SELECT value FROM meta WHERE key = '{}'", kNumberRangesMeta));
   r->numbers_recorded_ =

@@ -23,8 +23,9 @@
 //   meta(key TEXT PRIMARY KEY, value TEXT): "day" = YYYY-MM-DD;
 //       "keyword_fields" = attrs_codec.h's kKeywordFields when the file was
 //       created (since user_version 6; absent in older files): the fields
-//       every event of the file has indexed as keywords. A file upgraded
-//       from an older version may index them as text for its older events.
+//       every event of the file has indexed as keywords. A keyword field
+//       of this version missing from it (every one, without the row) may
+//       be indexed as text for the file's older events.
 //       "number_ranges" = "all" when the file was created with that table
 //       (since user_version 7): it records every event's numbers.
 //   vocab(term TEXT PRIMARY KEY) WITHOUT ROWID: every index term wildcard
@@ -192,15 +193,16 @@ class PartitionReader {
   // bindings cleared). Valid until the reader is destroyed.
   Result<Stmt*> Statement(const std::string& sql);
   sqlite3* db() const { return db_.get(); }
-  // True when some events may index keyword fields as text (see meta).
-  bool legacy_keywords() const { return legacy_keywords_; }
+  // The keyword fields every event of the file indexes as keywords (meta
+  // keyword_fields; empty when unknown): others may be indexed as text.
+  const std::string& indexed_keywords() const { return indexed_keywords_; }
   // True when number_ranges holds every event's numbers (see meta).
   bool numbers_recorded() const { return numbers_recorded_; }
 
  private:
   PartitionReader() = default;
   Db db_;
-  bool legacy_keywords_ = false;
+  std::string indexed_keywords_;
   bool numbers_recorded_ = false;
   std::unordered_map<std::string, Stmt> cache_;
 };

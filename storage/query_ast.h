@@ -33,7 +33,7 @@
 // elements of an array.
 //
 // Keyword fields (attrs_codec.h's IsKeywordField: `run.id`, `_index`,
-// `log.file.path`) hold identifiers, so a string value of one is matched
+// `host.name`, `log.file.path`) hold identifiers, so a string value of one is matched
 // WHOLE, byte for byte, with no tokenizing and no case folding. On them,
 // and only for string values: kTerm matches a value equal to `text` (with
 // `prefix`: starting with it), so `run.id:r-42` does not match "r-42-b";

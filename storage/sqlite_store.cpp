@@ -189,7 +189,7 @@ Result<CompiledQuery> CompileFor(PartitionReader& reader, const query::Node& roo
   DeadlineGuard guard(reader.db(), deadline);
   PartitionTerms terms(reader);
   CompileOptions options;
-  options.legacy_keywords = reader.legacy_keywords();
+  options.indexed_keywords = reader.indexed_keywords();
   return CompileFtsQuery(root, &terms, options);
 }
 

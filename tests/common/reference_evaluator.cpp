@@ -120,9 +120,9 @@ std::optional<double> DecimalNumber(std::string_view text) {
   return d;
 }
 
-// "Keyword fields: run.id, _index, log.file.path" (storage/query_ast.h).
+// "Keyword fields: run.id, _index, log.file.path, host.name" (storage/query_ast.h).
 bool IsKeywordField(std::string_view field) {
-  return field == "run.id" || field == "_index" || field == "log.file.path";
+  return field == "run.id" || field == "_index" || field == "log.file.path" || field == "host.name";
 }
 
 // ---- Matching single tokens -------------------------------------------------

@@ -81,9 +81,9 @@ TEST(FtsQueryCompilerTest, PositiveQueriesAreOneFtsExpression) {
       {"quotes are doubled", Msg("say\"hi\""), M("say\"\"hi\"\"")},
       {"message prefix names its column", Term("", "cud", false, true),
        "message : " + M("cud") + " *"},
-      {"field term", Term("host.name", "gpu-01"), FS("host.name", "gpu-01")},
+      {"field term", Term("hostname", "gpu-01"), FS("hostname", "gpu-01")},
       {"field phrase", Term("user", "zhang san", true), FS("user", "zhang san")},
-      {"field prefix", Term("host.name", "gpu", false, true), FS("host.name", "gpu") + " *"},
+      {"field prefix", Term("hostname", "gpu", false, true), FS("hostname", "gpu") + " *"},
       {"numeric prefix has no number form", Term("gpu_id", "1", false, true),
        FS("gpu_id", "1") + " *"},
       {"number: phrase or canonical number", Term("gpu_id", "0"),
@@ -224,13 +224,13 @@ const std::vector<std::string> kVocabulary = {"cuda",
                                               "outofmemory",
                                               "mem",
                                               "显存",
-                                              "host.name\x1fgpu",
-                                              "host.name\x1fnode",
-                                              "host.name\x1f"
+                                              "hostname\x1fgpu",
+                                              "hostname\x1fnode",
+                                              "hostname\x1f"
                                               "07",
-                                              "host.name\x1f"
+                                              "hostname\x1f"
                                               "08",
-                                              "host.name\x1f"
+                                              "hostname\x1f"
                                               "cpu",
                                               "user\x1f"
                                               "alice",
@@ -294,22 +294,22 @@ TEST(FtsQueryCompilerTest, TooManyExpansionsNameTheLimitAndPosition) {
 TEST(FtsQueryCompilerTest, SeveralPositionsArePhrasesOrCandidates) {
   FakeTerms terms(kVocabulary);
   // Few combinations: every one as a phrase, exactly.
-  CompiledQuery q = CompileWith(Leaf(NodeKind::kWildcard, "host.name", "gpu-node-0?"), terms);
-  const std::string gpu = R("host.name\x1fgpu"), node = R("host.name\x1fnode");
+  CompiledQuery q = CompileWith(Leaf(NodeKind::kWildcard, "hostname", "gpu-node-0?"), terms);
+  const std::string gpu = R("hostname\x1fgpu"), node = R("hostname\x1fnode");
   EXPECT_EQ(q.fts, "(" + gpu + " + " + node + " + " +
-                       R("host.name\x1f"
+                       R("hostname\x1f"
                          "07") +
                        ") OR (" + gpu + " + " + node + " + " +
-                       R("host.name\x1f"
+                       R("hostname\x1f"
                          "08") +
                        ")");
   EXPECT_EQ(q.where, "1");
   // `*` alone is any token: known when the field has few terms...
-  const Node any = Leaf(NodeKind::kWildcard, "host.name", "gpu-node-*");
+  const Node any = Leaf(NodeKind::kWildcard, "hostname", "gpu-node-*");
   q = CompileWith(any, terms);
   EXPECT_EQ(q.where, "1");
   EXPECT_NE(q.fts->find(gpu + " + " + node + " + " +
-                        R("host.name\x1f"
+                        R("hostname\x1f"
                           "cpu") +
                         ")"),
             std::string::npos)
@@ -461,7 +461,7 @@ TEST(FtsQueryCompilerTest, KeywordFieldsAreOneTermPerValue) {
   EXPECT_EQ(q.where, Check(10));
   // A partition from before keyword fields: either form as candidates, then the row check.
   CompileOptions legacy;
-  legacy.legacy_keywords = true;
+  legacy.indexed_keywords = "_index,log.file.path";  // not run.id
   q = CompileWith(Term("run.id", "r-42"), terms, legacy);
   EXPECT_EQ(q.fts, "(" + R(kw + "r-42") + " OR " + FS("run.id", "r-42") + ")");
   EXPECT_EQ(q.where, Check(10));
@@ -471,6 +471,22 @@ TEST(FtsQueryCompilerTest, KeywordFieldsAreOneTermPerValue) {
   q = CompileWith(Leaf(NodeKind::kFuzzy, "run.id", "r-43", 1), terms, legacy);
   EXPECT_FALSE(q.fts.has_value());  // no candidates for older events: every row is read
   EXPECT_EQ(q.where, Check(10));
+  // Only the fields the file's list lacks are read both ways: host.name
+  // became a keyword after run.id.
+  const std::string host = KeywordTerm("host.name", "gpu-node-07");
+  q = CompileWith(Term("host.name", "gpu-node-07"), terms, legacy);
+  EXPECT_EQ(q.fts, "(" + R(host) + " OR " + FS("host.name", "gpu-node-07") + ")");
+  EXPECT_EQ(q.where, Check(10));
+  CompileOptions before_host;
+  before_host.indexed_keywords = "_index,log.file.path,run.id";
+  q = CompileWith(Term("host.name", "gpu-node-07"), terms, before_host);
+  EXPECT_EQ(q.fts, "(" + R(host) + " OR " + FS("host.name", "gpu-node-07") + ")");
+  q = CompileWith(Term("run.id", "r-42"), terms, before_host);
+  EXPECT_EQ(q.fts, R(kw + "r-42"));
+  EXPECT_EQ(q.where, "1");
+  q = CompileWith(Term("host.name", "gpu-node-07"), terms);
+  EXPECT_EQ(q.fts, R(host));
+  EXPECT_EQ(q.where, "1");
   // A value with a space may stand for one with 0x1F: the row check decides.
   q = CompileWith(Term("run.id", "job 7"), terms);
   EXPECT_EQ(q.fts, R(kw + "job 7"));
@@ -565,14 +581,14 @@ TEST(AttrsCodecTest, CanonicalFormsOfStoredNumbers) {
 }
 
 TEST(AttrsCodecTest, EncodesRecordsWithoutForgeableSeparators) {
-  std::vector<Field> fields = {{"host.name", Field::Type::kString, "gpu-01", 0},
+  std::vector<Field> fields = {{"hostname", Field::Type::kString, "gpu-01", 0},
                                {"gpu_id", Field::Type::kNumber, "0", 0},
                                {"evil\x1e"
                                 "name",
                                 Field::Type::kString, "x\x1fy\x1ez", 0}};
   std::string out;
   EncodeAttrs(fields, "logs", out);
-  EXPECT_EQ(out, kAttr + "_index" + kSep + "klogs" + "\x1e" + "host.name" + kSep + "sgpu-01" +
+  EXPECT_EQ(out, kAttr + "_index" + kSep + "klogs" + "\x1e" + "hostname" + kSep + "sgpu-01" +
                      "\x1e" + "gpu_id" + kSep + "n0" + "\x1e" + "evil_name" + kSep + "sx y z");
 
   // train.* is left out of the index.

@@ -153,10 +153,10 @@ std::string Ev(std::string_view message, std::string_view more = "") {
 }
 
 TEST_F(QueryLanguageStoreTest, WildcardsExpandAgainstTheVocabulary) {
-  AddJson(Ev("RuntimeError: CUDA out of memory", R"(,"host":{"name":"gpu-node-07"})"));
-  AddJson(Ev("cudnn failure: outofmemory", R"(,"host":{"name":"gpu-node-12"})"));
-  AddJson(Ev("cuda ok", R"(,"host":{"name":"gpu-node"})"));
-  AddJson(Ev("显存不足", R"(,"host":{"name":"cpu-node-07"})"));
+  AddJson(Ev("RuntimeError: CUDA out of memory", R"(,"hostname":"gpu-node-07")"));
+  AddJson(Ev("cudnn failure: outofmemory", R"(,"hostname":"gpu-node-12")"));
+  AddJson(Ev("cuda ok", R"(,"hostname":"gpu-node")"));
+  AddJson(Ev("显存不足", R"(,"hostname":"cpu-node-07")"));
   const Names oom = {"RuntimeError: CUDA out of memory", "cudnn failure: outofmemory"};
   EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "", "*memory")), oom);
   EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "", "cud?")),
@@ -167,13 +167,13 @@ TEST_F(QueryLanguageStoreTest, WildcardsExpandAgainstTheVocabulary) {
   EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "", "*xyz*")), Names{});
   EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "", "显*")), (Names{"显存不足"}));
   // Several positions: gpu, node, then any token (so not plain "gpu-node").
-  EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "host.name", "gpu-node-*")), oom);
-  EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "host.name", "*-node-0?")),
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "hostname", "gpu-node-*")), oom);
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "hostname", "*-node-0?")),
             (Names{"RuntimeError: CUDA out of memory", "显存不足"}));
-  EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "host.name", "g*-node-1*")),
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "hostname", "g*-node-1*")),
             (Names{"cudnn failure: outofmemory"}));
   // A wildcard never crosses a separator.
-  EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "host.name", "gpu*07")), Names{});
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "hostname", "gpu*07")), Names{});
 }
 
 TEST_F(QueryLanguageStoreTest, TooManyExpansionsIsAnErrorNamingTheLimit) {

@@ -135,14 +135,14 @@ TEST_F(SqliteStoreTest, MessageTermsAndPhrases) {
 }
 
 TEST_F(SqliteStoreTest, FieldTermsAndNumbers) {
-  MustAppend({Ev("n0", kT0 + 1, "x", {S("host.name", "gpu-01.example"), N("gpu_id", "0", 0)}),
-              Ev("n00", kT0 + 2, "x", {S("host.name", "gpu-02"), N("gpu_id", "0", 0.0)}),
+  MustAppend({Ev("n0", kT0 + 1, "x", {S("hostname", "gpu-01.example"), N("gpu_id", "0", 0)}),
+              Ev("n00", kT0 + 2, "x", {S("hostname", "gpu-02"), N("gpu_id", "0", 0.0)}),
               Ev("s0", kT0 + 3, "x", {S("gpu_id", "0"), N("loss", "0.5", 0.5)}),
               Ev("n1", kT0 + 4, "x", {N("gpu_id", "1", 1), S("host", "gpu")})});
-  EXPECT_EQ(Find(Term("host.name", "gpu-01")), (Names{"n0"}));
-  EXPECT_EQ(Find(Term("host.name", "GPU")), (Names{"n00", "n0"}));
-  EXPECT_EQ(Find(Term("host", "gpu")), (Names{"n1"}));  // not host.name's values
-  EXPECT_EQ(Find(Term("host.name", "gpu", false, true)), (Names{"n00", "n0"}));
+  EXPECT_EQ(Find(Term("hostname", "gpu-01")), (Names{"n0"}));
+  EXPECT_EQ(Find(Term("hostname", "GPU")), (Names{"n00", "n0"}));
+  EXPECT_EQ(Find(Term("host", "gpu")), (Names{"n1"}));  // not hostname's values
+  EXPECT_EQ(Find(Term("hostname", "gpu", false, true)), (Names{"n00", "n0"}));
   EXPECT_EQ(Find(Term("host.na", "gpu", false, true)), Names{});  // the name is whole
   EXPECT_EQ(Find(Term("gpu_id", "0")), (Names{"s0", "n00", "n0"}));
   const Names zero = Find(Term("gpu_id", "0.0"));
@@ -190,7 +190,7 @@ TEST_F(SqliteStoreTest, ExistsAndRangesOnFields) {
     return r;
   };
   MustAppend({ev("a", kT0 + 1, R"({"message":"x","gpu_mem_mb":70001,"host":{"name":"n1"}})",
-                 {N("gpu_mem_mb", "70001", 70001), S("host.name", "n1")}),
+                 {N("gpu_mem_mb", "70001", 70001), S("hostname", "n1")}),
               ev("b", kT0 + 2, R"({"message":"x","gpu_mem_mb":512,"loss":"0.5"})",
                  {N("gpu_mem_mb", "512", 512), S("loss", "0.5")}),
               ev("c", kT0 + 3, R"({"message":"x","user":"alice","gpu_mem_mb":null})",
