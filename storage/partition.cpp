@@ -501,6 +501,16 @@ Status PartitionWriter::FlushGroups() {
   return Status::Ok();
 }
 
+std::int64_t PartitionWriter::CacheBytes() const {
+  int current = 0, highwater = 0;
+  sqlite3_db_status(db_.get(), SQLITE_DBSTATUS_CACHE_USED, &current, &highwater, 0);
+  return current;
+}
+
+void PartitionWriter::ReleaseMemory() {
+  sqlite3_db_release_memory(db_.get());
+}
+
 Status PartitionWriter::FlushNumberRanges() {
   for (const auto& [field, n] : indexed_.numbers.pending()) {
     widen_numbers_.BindStatic(1, field);

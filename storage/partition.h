@@ -131,6 +131,12 @@ class PartitionWriter {
 
   std::int64_t day() const { return day_; }
 
+  // Bytes of the connection's page cache, and giving back what it holds
+  // (sqlite3_db_release_memory): the cache refills from the file as the
+  // next transactions need it.
+  std::int64_t CacheBytes() const;
+  void ReleaseMemory();
+
  private:
   PartitionWriter() = default;
   Status ApplyTestQuota();

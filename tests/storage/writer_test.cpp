@@ -251,5 +251,39 @@ TEST_F(WriterDiskFullTest, StopWhilePausedReturnsAndRefuses) {
   EXPECT_EQ(ReadFile(parts_.PathFor(kWriterDay)).sources, stored);
 }
 
+// A partition the writer has stopped writing (Writer::ReleaseIdleCaches)
+// gives its page cache back, and writes on afterwards.
+TEST(PartitionWriterMemoryTest, ReleaseMemoryGivesThePageCacheBack) {
+  dashcam::testing::TempDir dir;
+  PartitionOptions o;
+  o.sync = SyncMode::kNormal;
+  auto opened = PartitionWriter::Open(dir.path() + "/day.db", kWriterDay, o);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  PartitionWriter& w = **opened;
+  int next = 0;
+  auto write = [&](int n) {
+    std::vector<Record> records(n);
+    std::vector<const Record*> ptrs;
+    for (Record& r : records) {
+      const int i = next++;
+      r.ts_ms = kWriterT0 + i;
+      r.message = fmt::format("epoch {} step {} loss=0.{:04} token{}", i / 1000, i, i % 9973, i);
+      r.source = fmt::format(R"({{"message":"{}","i":{}}})", r.message, i);
+      ptrs.push_back(&r);
+    }
+    std::vector<RecordOutcome> outcomes(records.size());
+    std::vector<EventKey> keys(records.size());
+    const Status s = w.Write(ptrs, outcomes, keys);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  };
+  for (int i = 0; i < 10; ++i) write(2000);
+  const std::int64_t filled = w.CacheBytes();
+  EXPECT_GT(filled, 1 << 20);
+  w.ReleaseMemory();
+  EXPECT_LT(w.CacheBytes(), filled / 4) << filled;
+  write(2000);
+  EXPECT_GT(w.CacheBytes(), 0);
+}
+
 }  // namespace
 }  // namespace dashcam::storage
