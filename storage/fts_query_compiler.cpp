@@ -165,6 +165,7 @@ class Compiler {
   Result<LeafPlan> PlanFuzzy(const Node& n);
   Result<LeafPlan> PlanKeyword(const Node& n);
   Result<LeafPlan> PlanKeywordTerm(const Node& n);
+  Result<std::optional<std::vector<std::string>>> ExpandKeywordPrefix(const query::Term& t);
   LeafPlan PlanRegex(const Node& n);
   // A keyword field whose older values this partition may hold as text.
   bool Legacy(const std::string& field) const {
@@ -575,12 +576,35 @@ Result<LeafPlan> Compiler::PlanKeywordTerm(const Node& n) {
       std::string text = QuoteFtsString(EncodeFieldPhrase(t.field, t.text));
       plan.candidates = "(" + e + " OR " + text + (t.prefix ? " *)" : ")");
     }
+  } else if (exact && t.prefix) {
+    auto listed = ExpandKeywordPrefix(t);
+    if (!listed.ok()) return listed.status();
+    plan.exact = *listed ? AnyOf(**listed) : std::move(e);
   } else if (exact) {
     plan.exact = std::move(e);
   } else {
     plan.candidates = std::move(e);
   }
   return plan;
+}
+
+// The keyword terms starting with a prefix Term's text, from the
+// vocabulary; nullopt past max_expansions (or without a vocabulary). FTS5
+// answers a prefix query by merging the doclists of every matching term
+// into one buffer grown a little at a time, where a list of exact terms
+// streams: `_index:training*` over 100k events took 9.5 s under
+// AddressSanitizer (whose realloc copies), 40 ms as the term it expands to.
+Result<std::optional<std::vector<std::string>>> Compiler::ExpandKeywordPrefix(
+    const query::Term& t) {
+  if (terms_ == nullptr) return std::optional<std::vector<std::string>>();
+  TermRange range;
+  range.first = KeywordTerm(t.field, t.text);
+  range.limit = PrefixLimit(range.first);
+  range.accept = [](std::string_view) { return true; };
+  auto listed = terms_->Terms(range, options_.max_expansions);
+  if (!listed.ok()) return listed.status();
+  if (listed->size() > options_.max_expansions) return std::optional<std::vector<std::string>>();
+  return std::optional<std::vector<std::string>>(std::move(*listed));
 }
 
 // Wildcard, fuzzy and regex leaves on a keyword field: the values in the

@@ -432,8 +432,20 @@ TEST(FtsQueryCompilerTest, KeywordFieldsAreOneTermPerValue) {
   CompiledQuery q = CompileWith(Term("run.id", "r-42"), terms);
   EXPECT_EQ(q.fts, R(kw + "r-42"));
   EXPECT_EQ(q.where, "1");
+  // A prefix: the values in the vocabulary that start with it, exactly (an
+  // FTS5 prefix query merges their doclists in memory first).
   q = CompileWith(Term("run.id", "r-4", false, /*prefix=*/true), terms);
+  EXPECT_EQ(q.fts, "(" + R(kw + "r-42") + " OR " + R(kw + "r-42-b") + ")");
+  EXPECT_EQ(q.where, "1");
+  EXPECT_EQ(terms.asked.back(), (std::pair<std::string, std::string>{kw + "r-4", kw + "r-5"}));
+  q = CompileWith(Term("run.id", "q", false, /*prefix=*/true), terms);
+  EXPECT_EQ(q.fts, NeverMatchingFts());
+  // Past the expansion limit, or without a vocabulary: the FTS5 prefix.
+  CompileOptions one;
+  one.max_expansions = 1;
+  q = CompileWith(Term("run.id", "r-4", false, /*prefix=*/true), terms, one);
   EXPECT_EQ(q.fts, R(kw + "r-4") + " *");
+  EXPECT_EQ(*Compile(Term("run.id", "r-4", false, /*prefix=*/true)).fts, R(kw + "r-4") + " *");
   // A number is also the number term.
   q = CompileWith(Term("run.id", "42"), terms);
   EXPECT_EQ(q.fts, "(" + R(kw + "42") + " OR " + FN("run.id", "42") + ")");
