@@ -166,6 +166,7 @@ class Compiler {
   Result<LeafPlan> PlanKeyword(const Node& n);
   Result<LeafPlan> PlanKeywordTerm(const Node& n);
   Result<std::optional<std::vector<std::string>>> ExpandKeywordPrefix(const query::Term& t);
+  Result<std::optional<std::vector<std::string>>> ListTerms(TermRange range);
   LeafPlan PlanRegex(const Node& n);
   // A keyword field whose older values this partition may hold as text.
   bool Legacy(const std::string& field) const {
@@ -175,6 +176,7 @@ class Compiler {
   Fts LiteralsFts(const LiteralTree& tree, const std::string& prefix);
   Result<std::vector<std::string>> Expand(const Node& n, TermRange range);
   Result<std::string> RangeCondition(const query::Range& r);
+  Fts HoldsTermOf(const std::string& field) const;
   std::string IdCondition(const std::string& id);
   std::string RowCheck(const Node& n) {
     return fmt::format("dc_match(dc_source(e.source), e.idx, ?{})", Param(&n));
@@ -330,7 +332,15 @@ Result<std::string> Compiler::Condition(const Node& n, bool candidates_driven) {
     case NodeKind::kMatchAll:
       return std::string("1");
     case NodeKind::kNot: {
-      auto c = Condition(n.children[0], false);
+      const Node& child = n.children[0];
+      if (child.kind == NodeKind::kExists) {
+        if (auto held = HoldsTermOf(child.term.field)) {
+          // An event with an index term of the field has the field: only
+          // the others are read.
+          return "NOT (" + InFts(std::move(*held)) + ") AND NOT (" + RowCheck(child) + ")";
+        }
+      }
+      auto c = Condition(child, false);
       if (!c.ok()) return c;
       return "NOT (" + *c + ")";
     }
@@ -378,6 +388,18 @@ Result<std::string> Compiler::LeafCondition(const Node& n, bool candidates_drive
   }
 }
 
+// Events holding some index term of `field` (every term of a field's
+// values starts with FieldTermPrefix): some of the events where the field
+// exists, never all of them (a string without tokens has no term). Nullopt
+// for fields whose values have no such terms.
+Fts Compiler::HoldsTermOf(const std::string& field) const {
+  if (query::IsMessageField(field) || field == query::kIdField || field == query::kTimestampField ||
+      !IsIndexedField(field)) {
+    return std::nullopt;
+  }
+  return QuoteFtsString(EncodeRawTerm(FieldTermPrefix(field))) + " *";
+}
+
 Result<std::string> Compiler::RangeCondition(const query::Range& r) {
   std::int64_t lo = 0, hi = 0;
   if (auto s = TimestampKeyBounds(r, lo, hi); !s.ok()) return s;
@@ -409,15 +431,15 @@ Result<const LeafPlan*> Compiler::Plan(const Node& n) {
 
 Result<std::vector<std::string>> Compiler::Expand(const Node& n, TermRange range) {
   if (terms_ == nullptr) return std::vector<std::string>();
-  auto terms = terms_->Terms(range, options_.max_expansions);
+  auto terms = ListTerms(std::move(range));
   if (!terms.ok()) return terms.status();
-  if (terms->size() > options_.max_expansions) {
+  if (!*terms) {
     return Status::InvalidArgument(fmt::format(
         "`{}` at byte {} matches more than {} distinct terms in one day's events; make it more "
         "specific",
         query::DebugString(n), n.position, options_.max_expansions));
   }
-  return terms;
+  return std::move(**terms);
 }
 
 // A range on a field whose numbers the partition records: its candidates
@@ -464,14 +486,9 @@ Result<LeafPlan> Compiler::PlanWildcard(const Node& n) {
       range.first = prefix;
       range.limit = PrefixLimit(prefix);
       range.accept = ForField(prefix, [](std::string_view) { return true; });
-      auto terms = terms_ ? terms_->Terms(range, options_.max_expansions)
-                          : Result<std::vector<std::string>>(std::vector<std::string>());
+      auto terms = ListTerms(std::move(range));
       if (!terms.ok()) return terms.status();
-      if (terms_ == nullptr || terms->size() > options_.max_expansions) {
-        choices.emplace_back();
-      } else {
-        choices.push_back(std::move(*terms));
-      }
+      choices.push_back(std::move(*terms));
       continue;
     }
     TermRange range;
@@ -596,11 +613,17 @@ Result<LeafPlan> Compiler::PlanKeywordTerm(const Node& n) {
 // AddressSanitizer (whose realloc copies), 40 ms as the term it expands to.
 Result<std::optional<std::vector<std::string>>> Compiler::ExpandKeywordPrefix(
     const query::Term& t) {
-  if (terms_ == nullptr) return std::optional<std::vector<std::string>>();
   TermRange range;
   range.first = KeywordTerm(t.field, t.text);
   range.limit = PrefixLimit(range.first);
   range.accept = [](std::string_view) { return true; };
+  return ListTerms(std::move(range));
+}
+
+// The vocabulary's terms in `range`; nullopt when they are not known: no
+// vocabulary, or more than max_expansions of them.
+Result<std::optional<std::vector<std::string>>> Compiler::ListTerms(TermRange range) {
+  if (terms_ == nullptr) return std::optional<std::vector<std::string>>();
   auto listed = terms_->Terms(range, options_.max_expansions);
   if (!listed.ok()) return listed.status();
   if (listed->size() > options_.max_expansions) return std::optional<std::vector<std::string>>();
@@ -652,11 +675,14 @@ Result<LeafPlan> Compiler::PlanKeyword(const Node& n) {
     exact = false;
     return true;
   };
-  auto listed = terms_ ? terms_->Terms(range, options_.max_expansions)
-                       : Result<std::vector<std::string>>(std::vector<std::string>());
-  if (!listed.ok()) return listed.status();
+  std::optional<std::vector<std::string>> listed(std::in_place);  // no vocabulary: none
+  if (terms_ != nullptr) {
+    auto l = ListTerms(std::move(range));
+    if (!l.ok()) return l.status();
+    listed = std::move(*l);
+  }
   Fts keyword;  // the events indexed with keyword terms
-  if (listed->size() <= options_.max_expansions) {
+  if (listed) {
     keyword = AnyOf(*listed);
   } else {
     exact = false;

@@ -535,13 +535,13 @@ Result<std::unique_ptr<PartitionReader>> PartitionReader::Open(const std::string
   sqlite3_busy_timeout(r->db_.get(), 5000);
   if (auto s = r->db_.Exec(fmt::format("PRAGMA cache_size=-{}", cache_kib)); !s.ok()) return s;
   // Unknown (no meta yet) reads as legacy: slower queries, never wrong ones.
-  auto keywords =
-      r->db_.Prepare(fmt::format("SELECT value FROM meta WHERE key = '{}'", kKeywordFieldsMeta));
-  if (keywords.ok() && keywords->Step() == SQLITE_ROW) r->indexed_keywords_ = keywords->Text(0);
-  auto numbers =
-      r->db_.Prepare(fmt::format("SELECT value FROM meta WHERE key = '{}'", kNumberRangesMeta));
-  r->numbers_recorded_ =
-      numbers.ok() && numbers->Step() == SQLITE_ROW && numbers->Text(0) == std::string_view("all");
+  auto meta = r->db_.Prepare(fmt::format("SELECT key, value FROM meta WHERE key IN ('{}', '{}')",
+                                         kKeywordFieldsMeta, kNumberRangesMeta));
+  while (meta.ok() && meta->Step() == SQLITE_ROW) {
+    const std::string_view key = meta->Text(0), value = meta->Text(1);
+    if (key == kKeywordFieldsMeta) r->indexed_keywords_ = value;
+    if (key == kNumberRangesMeta) r->numbers_recorded_ = value == "all";
+  }
   return r;
 }
 

@@ -22,11 +22,6 @@ using query::NodeKind;
 
 constexpr std::size_t kMaxCachedRegexes = 64;
 
-// As number_ranges.h reads string values, so that its plans agree.
-std::optional<double> Number(std::string_view text) {
-  return ReadNumber(text);
-}
-
 // The values of a field (query_ast.h): strings (booleans as their text)
 // and numbers.
 struct Values {
@@ -67,17 +62,19 @@ bool InStringRange(const query::Range& r, std::string_view v) {
   return above_lo && below_hi;
 }
 
+// Numbers are read with number_ranges.h's ReadNumber, so that its plans
+// and this check agree.
 bool RangeMatches(const query::Range& r, const EventView& ev) {
   if (r.field == query::kTimestampField) {
-    const auto lo = Number(r.lower), hi = Number(r.upper);
+    const auto lo = ReadNumber(r.lower), hi = ReadNumber(r.upper);
     return Between(r, static_cast<double>(ev.ts_ms), lo.value_or(0), hi.value_or(0));
   }
-  const auto lo = Number(r.lower), hi = Number(r.upper);
+  const auto lo = ReadNumber(r.lower), hi = ReadNumber(r.upper);
   const bool numeric = (r.lower.empty() || lo) && (r.upper.empty() || hi);
   const Values values = ValuesOf(r.field, ev);
   for (std::string_view s : values.strings) {
     if (numeric) {
-      const auto v = Number(s);
+      const auto v = ReadNumber(s);
       if (v && Between(r, *v, lo.value_or(0), hi.value_or(0))) return true;
     } else if (InStringRange(r, s)) {
       return true;

@@ -255,6 +255,46 @@ TEST_F(QueryLanguageStoreTest, MetaFields) {
             (Names{"one", "three"}));
 }
 
+// NOT _exists_ leaves out the events holding an index term of the field
+// without reading them; those whose value gave no term (a string of no
+// tokens) are read, and so are fields with no index terms at all.
+TEST_F(QueryLanguageStoreTest, MissingFieldsAgreeWithReadingEveryEvent) {
+  AddJson(Ev("number", R"(,"gpu_id":3,"gpu":{"id":1})"), "logs");
+  AddJson(Ev("text", R"(,"gpu_id":"three","host":{"name":"gpu-node-01"})"), "logs");
+  AddJson(Ev("no tokens", R"(,"gpu_id":"---","host":{"name":""})"), "");
+  AddJson(Ev("empty", R"(,"gpu_id":"","train":{"loss":0.5})"), "logs");
+  AddJson(Ev("array", R"(,"gpu_id":[1,"two"],"gpu.id":"x")"), "logs");
+  AddJson(Ev("null", R"(,"gpu_id":null)"), "");
+  AddJson(Ev("nothing"), "logs");
+  for (const char* field :
+       {"gpu_id", "gpu", "gpu.id", "host.name", "train.loss", "_index", "message", "absent"}) {
+    const Node q = LangGroup(NodeKind::kNot, {Node::MakeExists(field, 0)});
+    auto page = Run(q);
+    ASSERT_TRUE(page.ok()) << field << ": " << page.status().ToString();
+    std::vector<std::string> got;
+    for (const StoredEvent& e : page->hits) got.push_back(e.id);
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, Expected(q)) << field;
+    // Also beside a term that drives the search.
+    const Node both = LangGroup(NodeKind::kAnd, {LangTerm("", "tokens"), q});
+    EXPECT_EQ(Find(both).size(), Expected(both).size()) << field;
+  }
+  EXPECT_EQ(Find(LangGroup(NodeKind::kNot, {Node::MakeExists("gpu_id", 0)})),
+            (Names{"nothing", "null"}));
+  EXPECT_EQ(Find(LangGroup(NodeKind::kNot, {Node::MakeExists("host.name", 0)})),
+            (Names{"array", "empty", "nothing", "null", "number"}));
+  // An indexed field is planned with its terms; the message and unindexed
+  // fields by reading rows alone.
+  const Node gpu = LangGroup(NodeKind::kNot, {Node::MakeExists("gpu_id", 0)});
+  auto compiled = CompileFtsQuery(gpu);
+  ASSERT_TRUE(compiled.ok());
+  EXPECT_NE(compiled->where.find("fts MATCH"), std::string::npos) << compiled->where;
+  const Node loss = LangGroup(NodeKind::kNot, {Node::MakeExists("train.loss", 0)});
+  compiled = CompileFtsQuery(loss);
+  ASSERT_TRUE(compiled.ok());
+  EXPECT_EQ(compiled->where.find("fts MATCH"), std::string::npos) << compiled->where;
+}
+
 TEST_F(QueryLanguageStoreTest, HostileTextIsMatchedLiterally) {
   AddJson(Ev("it's \\\"quoted\\\" NEAR(a b) col:umn * ^x'); DROP TABLE events; --"));
   for (const char* text : {"'); DROP TABLE events; --", "NEAR(", "\"", "col:umn", "^x", "*"}) {
