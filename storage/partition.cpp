@@ -16,6 +16,9 @@ namespace dashcam::storage {
 namespace {
 
 constexpr int kSchemaVersion = kPartitionSchemaVersion;
+constexpr int kBusyTimeoutMs = 5000;
+// What a writer's WAL file is cut back to when the log restarts.
+constexpr std::int64_t kWalSizeLimitBytes = 16 << 20;
 
 constexpr const char* kSchemaSql = R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
@@ -79,6 +82,12 @@ Status Pragmas(Db& db, const PartitionOptions& opts) {
   const char* sync = opts.sync == SyncMode::kFull ? "FULL" : "NORMAL";
   if (auto s = db.Exec(fmt::format("PRAGMA synchronous={}", sync)); !s.ok()) return s;
   if (auto s = db.Exec(fmt::format("PRAGMA cache_size=-{}", opts.cache_kib)); !s.ok()) return s;
+  // A WAL file keeps the size of the largest transaction it held (an FTS5
+  // merge rewrites segments of the whole day: ~260 MB per day at 2M events)
+  // unless this limit makes SQLite cut it back when the log restarts.
+  if (auto s = db.Exec(fmt::format("PRAGMA journal_size_limit={}", kWalSizeLimitBytes)); !s.ok()) {
+    return s;
+  }
   return db.Exec("PRAGMA temp_store=MEMORY");
 }
 
@@ -168,7 +177,7 @@ Result<std::unique_ptr<PartitionWriter>> PartitionWriter::Open(const std::string
   w->shared_dictionaries_ = opts.shared_dictionaries;
   if (auto s = w->db_.Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE); !s.ok()) return s;
   if (auto s = RegisterFtsTokenizer(w->db_.get(), &w->indexed_); !s.ok()) return s;
-  sqlite3_busy_timeout(w->db_.get(), 5000);
+  sqlite3_busy_timeout(w->db_.get(), kBusyTimeoutMs);
   if (auto s = Pragmas(w->db_, opts); !s.ok()) return s;
   w->test_quota_file_ = opts.test_quota_file;
   if (auto s = w->ApplyTestQuota(); !s.ok()) return s;
@@ -509,6 +518,13 @@ std::int64_t PartitionWriter::CacheBytes() const {
 
 void PartitionWriter::ReleaseMemory() {
   sqlite3_db_release_memory(db_.get());
+  // The WAL is cut back only when the log restarts, at a next commit: an
+  // idle day truncates it now. TRUNCATE waits for readers of the WAL; this
+  // runs on the writer thread, so without waiting: if a search holds the
+  // WAL, it stays until the next idle time or compaction.
+  sqlite3_busy_timeout(db_.get(), 0);
+  sqlite3_wal_checkpoint_v2(db_.get(), nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
+  sqlite3_busy_timeout(db_.get(), kBusyTimeoutMs);
 }
 
 Status PartitionWriter::FlushNumberRanges() {

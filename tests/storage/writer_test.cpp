@@ -252,12 +252,15 @@ TEST_F(WriterDiskFullTest, StopWhilePausedReturnsAndRefuses) {
 }
 
 // A partition the writer has stopped writing (Writer::ReleaseIdleCaches)
-// gives its page cache back, and writes on afterwards.
-TEST(PartitionWriterMemoryTest, ReleaseMemoryGivesThePageCacheBack) {
+// gives its page cache back and truncates its WAL file, unless a reader is
+// in it (then without waiting for it), and writes on afterwards.
+TEST(PartitionWriterMemoryTest, ReleaseMemoryGivesThePageCacheAndTheWalBack) {
   dashcam::testing::TempDir dir;
   PartitionOptions o;
   o.sync = SyncMode::kNormal;
-  auto opened = PartitionWriter::Open(dir.path() + "/day.db", kWriterDay, o);
+  const std::string path = dir.path() + "/day.db";
+  auto wal_bytes = [&] { return std::filesystem::file_size(path + "-wal"); };
+  auto opened = PartitionWriter::Open(path, kWriterDay, o);
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   PartitionWriter& w = **opened;
   int next = 0;
@@ -279,10 +282,29 @@ TEST(PartitionWriterMemoryTest, ReleaseMemoryGivesThePageCacheBack) {
   for (int i = 0; i < 10; ++i) write(2000);
   const std::int64_t filled = w.CacheBytes();
   EXPECT_GT(filled, 1 << 20);
-  w.ReleaseMemory();
+  ASSERT_GT(wal_bytes(), 0u);
+  {
+    // A search in a read transaction over the WAL.
+    Db reader;
+    ASSERT_TRUE(reader.Open(path, SQLITE_OPEN_READONLY).ok());
+    ASSERT_TRUE(reader.Exec("BEGIN").ok());
+    auto stmt = reader.Prepare("SELECT count(*) FROM events");
+    ASSERT_TRUE(stmt.ok());
+    ASSERT_EQ(stmt->Step(), SQLITE_ROW);
+    const auto start = std::chrono::steady_clock::now();
+    w.ReleaseMemory();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+    EXPECT_GT(wal_bytes(), 0u);
+    stmt->Reset();
+    ASSERT_TRUE(reader.Exec("COMMIT").ok());
+  }
   EXPECT_LT(w.CacheBytes(), filled / 4) << filled;
   write(2000);
   EXPECT_GT(w.CacheBytes(), 0);
+  w.ReleaseMemory();
+  EXPECT_EQ(wal_bytes(), 0u);
+  write(10);
+  EXPECT_EQ(ReadFile(path).sources.size(), 22'010u);
 }
 
 }  // namespace
