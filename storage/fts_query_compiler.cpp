@@ -193,6 +193,7 @@ class Compiler {
   TermSource* terms_;
   const CompileOptions& options_;
   CompiledQuery& out_;
+  bool driven_ = false;  // FTS5 picks the rows that the conditions filter
   std::unordered_map<const Node*, Fts> exact_;
   std::unordered_map<const Node*, LeafPlan> plans_;
 };
@@ -333,10 +334,12 @@ Result<std::string> Compiler::Condition(const Node& n, bool candidates_driven) {
       return std::string("1");
     case NodeKind::kNot: {
       const Node& child = n.children[0];
-      if (child.kind == NodeKind::kExists) {
+      if (child.kind == NodeKind::kExists && !driven_) {
         if (auto held = HoldsTermOf(child.term.field)) {
           // An event with an index term of the field has the field: only
-          // the others are read.
+          // the others are read. (SQLite builds the set of those events
+          // once per query, which pays when every event in the range is
+          // scanned, not when FTS5 already picked a few.)
           return "NOT (" + InFts(std::move(*held)) + ") AND NOT (" + RowCheck(child) + ")";
         }
       }
@@ -756,7 +759,8 @@ Status Compiler::Run(const Node& root) {
     auto candidates = Candidates(root);
     if (!candidates.ok()) return candidates.status();
     out_.fts = std::move(*candidates);
-    auto where = Condition(root, out_.fts.has_value());
+    driven_ = out_.fts.has_value();
+    auto where = Condition(root, driven_);
     if (!where.ok()) return where.status();
     out_.where = std::move(*where);
     return Status::Ok();
@@ -773,6 +777,7 @@ Status Compiler::Run(const Node& root) {
     driving[i] = std::move(*candidates);
     any_positive |= driving[i].has_value();
   }
+  driven_ = any_positive;
   std::vector<std::string> positive, negative, rest;
   for (std::size_t i = 0; i < root.children.size(); ++i) {
     const Node& c = root.children[i];

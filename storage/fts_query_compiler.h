@@ -24,7 +24,8 @@
 //                         (number_ranges.h), or no event when the field's
 //                         numbers all lie outside the range.
 //   other Range, Exists   the row check.
-//   NOT Exists            on an indexed field: the row check, only of events
+//   NOT Exists            on an indexed field, when no FTS5 expression
+//                         drives the query: the row check, only of events
 //                         that hold no index term of the field (those that
 //                         do have it; SQL on the FTS5 prefix of its terms).
 //   Keyword fields        (attrs_codec.h) a Term is the value's one index

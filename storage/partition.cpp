@@ -177,7 +177,7 @@ Status UpgradePartition(const std::string& path, std::int64_t day) {
   if (auto s = db.Open(path, SQLITE_OPEN_READWRITE); !s.ok()) return s;
   // The schema names the FTS5 tokenizer, which must exist to write.
   if (auto s = RegisterFtsTokenizer(db.get()); !s.ok()) return s;
-  sqlite3_busy_timeout(db.get(), 5000);
+  sqlite3_busy_timeout(db.get(), kBusyTimeoutMs);
   return InitPartitionSchema(db, day);
 }
 
@@ -561,7 +561,7 @@ Result<std::unique_ptr<PartitionReader>> PartitionReader::Open(const std::string
   if (auto s = RegisterFtsTokenizer(r->db_.get()); !s.ok()) return s;
   if (auto s = RegisterRowPredicate(r->db_.get()); !s.ok()) return s;
   if (auto s = RegisterSourceFunction(r->db_.get()); !s.ok()) return s;
-  sqlite3_busy_timeout(r->db_.get(), 5000);
+  sqlite3_busy_timeout(r->db_.get(), kBusyTimeoutMs);
   if (auto s = r->db_.Exec(fmt::format("PRAGMA cache_size=-{}", cache_kib)); !s.ok()) return s;
   // Unknown (no meta yet) reads as legacy: slower queries, never wrong ones.
   auto meta = r->db_.Prepare(fmt::format("SELECT key, value FROM meta WHERE key IN ('{}', '{}')",

@@ -289,6 +289,12 @@ TEST_F(QueryLanguageStoreTest, MissingFieldsAgreeWithReadingEveryEvent) {
   auto compiled = CompileFtsQuery(gpu);
   ASSERT_TRUE(compiled.ok());
   EXPECT_NE(compiled->where.find("fts MATCH"), std::string::npos) << compiled->where;
+  // Beside a driving term, only the few rows FTS5 picks are read.
+  const Node driven = LangGroup(NodeKind::kAnd, {LangTerm("", "tokens"), gpu});
+  compiled = CompileFtsQuery(driven);
+  ASSERT_TRUE(compiled.ok());
+  EXPECT_TRUE(compiled->fts.has_value());
+  EXPECT_EQ(compiled->where.find("fts MATCH"), std::string::npos) << compiled->where;
   const Node loss = LangGroup(NodeKind::kNot, {Node::MakeExists("train.loss", 0)});
   compiled = CompileFtsQuery(loss);
   ASSERT_TRUE(compiled.ok());
