@@ -151,7 +151,6 @@ void Writer::Stop() {
   }
   if (thread_.joinable()) thread_.join();
   open_.clear();
-  idle_groups_.clear();
 }
 
 bool Writer::TakeWork(std::vector<Job>& group, bool& probe) {
@@ -336,25 +335,24 @@ Status Writer::CommitGroup(std::vector<Job>& group) {
   }
   std::vector<std::int64_t> written;
   for (const auto& entry : by_day) written.push_back(entry.first);
-  ReleaseIdleCaches(written);
+  ReleaseIdle(written);
   return first_failure;
 }
 
 // A partition that the last kIdleGroups group commits did not write gives
-// its page cache back once (up to PartitionOptions::cache_kib each): with
-// several days open, after a day boundary or while late events trickle in,
-// the caches would otherwise add up (the bench's 1M events over 3 days:
-// server peak RSS 169 MiB before, 117 after). Counted in group commits, not
-// seconds: under load that is well within a second, and without load no
-// cache grows.
-void Writer::ReleaseIdleCaches(const std::vector<std::int64_t>& written_days) {
+// its page cache back once (up to PartitionOptions::cache_kib each), and its
+// WAL file (PartitionWriter::ReleaseMemory): with several days open, after a
+// day boundary or while late events trickle in, the caches would otherwise
+// add up (the bench's 1M events over 3 days: server peak RSS 169 MiB before,
+// 117 after). Counted in group commits, not seconds: under load that is
+// well within a second, and without load no cache grows.
+void Writer::ReleaseIdle(const std::vector<std::int64_t>& written_days) {
   constexpr int kIdleGroups = 8;
-  for (auto& [day, writer] : open_) {
-    int& idle = idle_groups_[day];
+  for (auto& [day, open] : open_) {
     if (std::find(written_days.begin(), written_days.end(), day) != written_days.end()) {
-      idle = 0;
-    } else if (idle < kIdleGroups && ++idle == kIdleGroups) {
-      writer->ReleaseMemory();
+      open.idle_groups = 0;
+    } else if (open.idle_groups < kIdleGroups && ++open.idle_groups == kIdleGroups) {
+      open.writer->ReleaseMemory();
     }
   }
 }
@@ -421,17 +419,15 @@ void Writer::NotifyCommitted(std::int64_t day, const std::vector<EventKey>& keys
 
 void Writer::CloseWriter(std::int64_t day) {
   open_.erase(day);
-  idle_groups_.erase(day);
   std::erase(open_order_, day);
 }
 
 Result<PartitionWriter*> Writer::WriterFor(std::int64_t day) {
   auto it = open_.find(day);
-  if (it != open_.end()) return it->second.get();
+  if (it != open_.end()) return it->second.writer.get();
   if (open_.size() >= options_.max_open_partitions) {
     // Close the least recently opened partition; today's is reopened cheaply.
     open_.erase(open_order_.front());
-    idle_groups_.erase(open_order_.front());
     open_order_.pop_front();
   }
   const std::string path = partitions_.PathFor(day);
@@ -446,7 +442,7 @@ Result<PartitionWriter*> Writer::WriterFor(std::int64_t day) {
   }
   partitions_.Add(day);
   PartitionWriter* w = opened->get();
-  open_.emplace(day, std::move(*opened));
+  open_.emplace(day, OpenPartition{std::move(*opened)});
   open_order_.push_back(day);
   return w;
 }

@@ -132,7 +132,7 @@ class Writer {
   void NotifyCommitted(std::int64_t day, const std::vector<EventKey>& keys);
   Result<PartitionWriter*> WriterFor(std::int64_t day);
   void CloseWriter(std::int64_t day);
-  void ReleaseIdleCaches(const std::vector<std::int64_t>& written_days);
+  void ReleaseIdle(const std::vector<std::int64_t>& written_days);
 
   // Constant after construction.
   PartitionSet& partitions_;
@@ -165,11 +165,13 @@ class Writer {
   // Writer thread only: the day of the last commit that failed with NoSpace.
   std::int64_t no_space_day_ = 0;
 
-  // Writer thread only. Per open partition: how many group commits in a
-  // row have not written to it (ReleaseIdleCaches).
-  std::map<std::int64_t, std::unique_ptr<PartitionWriter>> open_;
+  // Writer thread only.
+  struct OpenPartition {
+    std::unique_ptr<PartitionWriter> writer;
+    int idle_groups = 0;  // group commits in a row that did not write it (ReleaseIdle)
+  };
+  std::map<std::int64_t, OpenPartition> open_;
   std::deque<std::int64_t> open_order_;
-  std::map<std::int64_t, int> idle_groups_;
 };
 
 }  // namespace dashcam::storage

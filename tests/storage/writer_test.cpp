@@ -251,7 +251,7 @@ TEST_F(WriterDiskFullTest, StopWhilePausedReturnsAndRefuses) {
   EXPECT_EQ(ReadFile(parts_.PathFor(kWriterDay)).sources, stored);
 }
 
-// A partition the writer has stopped writing (Writer::ReleaseIdleCaches)
+// A partition the writer has stopped writing (Writer::ReleaseIdle)
 // gives its page cache back and truncates its WAL file, unless a reader is
 // in it (then without waiting for it), and writes on afterwards.
 TEST(PartitionWriterMemoryTest, ReleaseMemoryGivesThePageCacheAndTheWalBack) {
