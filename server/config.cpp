@@ -130,6 +130,13 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
       ->envname("DASHCAM_QUERY_NICE")
       ->check(CLI::Range(0, 19))
       ->capture_default_str();
+  app.add_option("--search-helpers", c.search_helpers,
+                 "Threads that count a search's matches in several day partitions at once, "
+                 "while no more searches run than there are helpers; -1 means one fewer than "
+                 "--threads, at most 7; 0: none")
+      ->envname("DASHCAM_SEARCH_HELPERS")
+      ->check(CLI::Range(-1, 64))
+      ->capture_default_str();
   app.add_option("--max-body-bytes", c.max_body_bytes,
                  "Largest request body accepted, before and after decompression (413 beyond)")
       ->envname("DASHCAM_MAX_BODY_BYTES")
@@ -297,6 +304,7 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
   }
   if (c.threads == 0) c.threads = std::max(1u, std::thread::hardware_concurrency());
   if (c.query_threads == 0) c.query_threads = std::max(2u, c.threads - 1);
+  if (c.search_helpers < 0) c.search_helpers = static_cast<int>(std::min(7u, c.threads - 1));
   return c;
 }
 

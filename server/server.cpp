@@ -63,6 +63,8 @@ storage::SqliteStoreOptions StoreOptions(const Config& c, Metrics& metrics) {
   o.writer.partition.test_quota_file = c.test_disk_quota_file;
   o.writer.partition.compression.sample_events = c.compress_after;
   o.writer.metrics = &metrics;
+  o.search_helpers = static_cast<unsigned>(c.search_helpers);
+  o.helper_thread_start = [nice = c.query_nice] { LowerThisThreadPriority(nice); };
   return o;
 }
 

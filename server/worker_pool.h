@@ -30,6 +30,9 @@
 
 namespace dashcam::server {
 
+// Adds `nice_increment` (if > 0) to the calling thread's nice value.
+void LowerThisThreadPriority(int nice_increment);
+
 class WorkerPool {
  public:
   WorkerPool(unsigned threads, int nice_increment);

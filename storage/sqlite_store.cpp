@@ -1,11 +1,14 @@
 #include "storage/sqlite_store.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cmath>
 #include <functional>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <span>
 #include <unordered_map>
 
@@ -240,11 +243,99 @@ Result<std::uint64_t> RunCount(PartitionReader& reader, const CompiledQuery& q, 
 
 }  // namespace
 
+// Counts a query's matches in a list of days, up to a cap, as the work of a
+// SearchHelpers batch. Participant 0 (the searching thread) reads with the
+// search's own lease and compiled queries; each helper leases connections of
+// its own and compiles the query for the days it counts.
+class SqliteStore::DayCounter {
+ public:
+  DayCounter(SqliteStore& store, const query::Node& root, const std::vector<std::int64_t>& days,
+             EventKey lo, EventKey hi, std::uint64_t cap, Clock::time_point deadline, Lease& lease,
+             CompiledByDay& compiled)
+      : store_(store),
+        root_(root),
+        days_(days),
+        lo_(lo),
+        hi_(hi),
+        cap_(cap),
+        deadline_(deadline),
+        lease_(lease),
+        compiled_(compiled),
+        helpers_(store.helpers_->participants() - 1) {}
+
+  SearchHelpers::Work work() {
+    return [this](std::size_t item, std::size_t who) { return Count(item, who); };
+  }
+
+  // Once the batch is over: the matches counted (past the cap when days were
+  // counted at once), or the first error.
+  Result<std::uint64_t> Total() const {
+    if (!error_.ok()) return error_;
+    return counted_.load();
+  }
+
+ private:
+  struct Helper {
+    std::optional<Lease> lease;
+    std::optional<CompiledByDay> compiled;
+  };
+
+  bool Count(std::size_t item, std::size_t who) {
+    ReaderSet* readers = lease_.operator->();
+    CompiledByDay* compiled = &compiled_;
+    if (who > 0) {
+      Helper& h = helpers_[who - 1];
+      if (!h.lease) h.lease.emplace(store_, store_.TakeReaderSet());
+      if (!h.compiled) h.compiled.emplace(root_, deadline_);
+      readers = h.lease->operator->();
+      compiled = &*h.compiled;
+    }
+    const std::int64_t day = days_[item];
+    auto reader = readers->For(day);
+    if (!reader.ok()) return Fail(reader.status());
+    auto q = compiled->For(day, **reader);
+    if (!q.ok()) return Fail(q.status());
+    const std::uint64_t so_far = counted_.load();
+    if (so_far >= cap_) return false;
+    auto n = RunCount(**reader, **q, lo_, hi_, cap_ - so_far, deadline_);
+    if (!n.ok()) return Fail(n.status());
+    if (who > 0 && store_.helped_counts_ != nullptr) store_.helped_counts_->Add();
+    return counted_.fetch_add(*n) + *n < cap_;
+  }
+
+  bool Fail(Status s) {
+    std::lock_guard lock(mu_);
+    if (error_.ok()) error_ = std::move(s);
+    return false;
+  }
+
+  SqliteStore& store_;
+  const query::Node& root_;
+  const std::vector<std::int64_t>& days_;
+  const EventKey lo_, hi_;
+  const std::uint64_t cap_;
+  const Clock::time_point deadline_;
+  Lease& lease_;
+  CompiledByDay& compiled_;
+  std::vector<Helper> helpers_;  // by participant - 1; each touched by one thread
+  std::atomic<std::uint64_t> counted_{0};
+  std::mutex mu_;
+  Status error_;  // guarded by mu_; read once the batch is over
+};
+
 SqliteStore::SqliteStore(SqliteStoreOptions options, const Log& log)
     : options_(std::move(options)),
       log_(log),
       partitions_(options_.data_dir),
-      writer_(partitions_, options_.writer, log) {}
+      writer_(partitions_, options_.writer, log),
+      helpers_(
+          std::make_unique<SearchHelpers>(options_.search_helpers, options_.helper_thread_start)) {
+  if (options_.metrics != nullptr) {
+    helped_counts_ = &options_.metrics->GetCounter(
+        "dashcam_search_helper_partitions_total",
+        "Day partitions in which a helper thread counted a search's matches");
+  }
+}
 
 SqliteStore::~SqliteStore() {
   Close();
@@ -347,6 +438,10 @@ std::vector<PartitionInfo> SqliteStore::Partitions() {
 }
 
 SqliteStore::Lease SqliteStore::LeaseReaders() {
+  return Lease(*this, TakeReaderSet());
+}
+
+std::unique_ptr<SqliteStore::ReaderSet> SqliteStore::TakeReaderSet() {
   std::unique_ptr<ReaderSet> set;
   {
     std::lock_guard lock(pool_mu_);
@@ -356,7 +451,7 @@ SqliteStore::Lease SqliteStore::LeaseReaders() {
     }
   }
   if (!set) set = std::make_unique<ReaderSet>(partitions_, options_.reader_cache_kib);
-  return Lease(*this, std::move(set));
+  return set;
 }
 
 Result<SearchPage> SqliteStore::Search(const SearchRequest& req) {
@@ -370,9 +465,16 @@ Result<SearchPage> SqliteStore::Search(const SearchRequest& req) {
   if (from >= to) return page;
   const EventKey lo = FirstKeyAt(from), hi = FirstKeyAt(to) - 1;
   const EventKey hits_hi = req.before ? std::min(hi, *req.before - 1) : hi;
+  const std::vector<std::int64_t> days = partitions_.DaysOverlapping(from, to);
   Lease lease = LeaseReaders();
 
-  for (std::int64_t day : partitions_.DaysOverlapping(from, to)) {
+  // The count runs day by day on idle helpers while this thread collects
+  // the hits, then here too (search_helpers.h).
+  DayCounter counter(*this, *req.query, days, lo, hi, req.count_limit, req.deadline, lease,
+                     compiled);
+  SearchHelpers::Batch counting =
+      helpers_->Start(req.count_limit > 0 ? days.size() : 0, counter.work());
+  for (std::int64_t day : days) {
     if (req.limit == 0 || page.hits.size() > req.limit) break;
     auto reader = lease->For(day);
     if (!reader.ok()) return reader.status();
@@ -388,19 +490,11 @@ Result<SearchPage> SqliteStore::Search(const SearchRequest& req) {
     page.next = page.hits.back().key;
   }
   if (req.count_limit == 0) return page;
-  for (std::int64_t day : partitions_.DaysOverlapping(from, to)) {
-    auto reader = lease->For(day);
-    if (!reader.ok()) return reader.status();
-    auto q = compiled.For(day, **reader);
-    if (!q.ok()) return q.status();
-    auto n = RunCount(**reader, **q, lo, hi, req.count_limit - page.total, req.deadline);
-    if (!n.ok()) return n.status();
-    page.total += *n;
-    if (page.total >= req.count_limit) {
-      page.total_exact = false;
-      break;
-    }
-  }
+  counting.Finish();
+  auto total = counter.Total();
+  if (!total.ok()) return total.status();
+  page.total = std::min<std::uint64_t>(*total, req.count_limit);
+  page.total_exact = *total < req.count_limit;
   return page;
 }
 

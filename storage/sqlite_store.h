@@ -18,6 +18,7 @@
 #include "storage/log.h"
 #include "storage/partition_set.h"
 #include "storage/retention.h"
+#include "storage/search_helpers.h"
 #include "storage/writer.h"
 
 namespace dashcam::storage {
@@ -30,7 +31,13 @@ struct SqliteStoreOptions {
   CompactionPolicy compaction;      // Default: past days, after 10 quiet minutes
   // The wall clock that decides today's partition for retention.
   std::function<TimeMs()> now;  // Default: the system clock
-  Metrics* metrics = nullptr;   // retention counters; may be null; outlives the store
+  Metrics* metrics = nullptr;   // retention and helper counters; may be null; outlives the store
+  // Threads that count a search's matches in several days at once while
+  // they would otherwise idle (search_helpers.h). Default: none.
+  unsigned search_helpers = 0;
+  // Runs first on each of those threads, if set (the server lowers their
+  // priority as it does its query workers').
+  std::function<void()> helper_thread_start;
 };
 
 class SqliteStore final : public EventStore {
@@ -67,9 +74,11 @@ class SqliteStore final : public EventStore {
  private:
   class ReaderSet;  // read connections of one leaseholder, by day
   class Lease;
+  class DayCounter;  // a search's count, day by day, on helpers too
 
   SqliteStore(SqliteStoreOptions options, const Log& log);
   Lease LeaseReaders();
+  std::unique_ptr<ReaderSet> TakeReaderSet();  // an idle set, or a new one
   Status QuarantineDamaged();
   // Retention's drop: on the writer thread, then closes idle connections.
   Result<DroppedPartition> DropPartition(std::int64_t day);
@@ -83,6 +92,8 @@ class SqliteStore final : public EventStore {
   std::vector<std::unique_ptr<ReaderSet>> idle_readers_;  // guarded by pool_mu_
   std::unique_ptr<RetentionEnforcer> retention_;          // set in Open
   std::unique_ptr<Compactor> compactor_;                  // set in Open
+  std::unique_ptr<SearchHelpers> helpers_;
+  Counter* helped_counts_ = nullptr;  // in options_.metrics; null without
 };
 
 }  // namespace dashcam::storage

@@ -72,6 +72,9 @@ class SqliteStoreTest : public ::testing::Test {
     opts.data_dir = DataDir();
     opts.writer = writer;
     opts.writer.partition.sync = SyncMode::kNormal;
+    // Every search here may count days on helper threads too.
+    opts.search_helpers = 2;
+    opts.metrics = &metrics_;
     auto s = SqliteStore::Open(std::move(opts), log_);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(*s);
@@ -111,6 +114,7 @@ class SqliteStoreTest : public ::testing::Test {
 
   dashcam::testing::TempDir dir_;
   Log log_ = Log::Null();
+  Metrics metrics_;  // declared before store_: outlives it
   std::unique_ptr<SqliteStore> store_;
 };
 
@@ -436,6 +440,55 @@ TEST_F(SqliteStoreTest, TotalIsCappedByCountLimit) {
     EXPECT_EQ(page->total, c.total);
     EXPECT_EQ(page->total_exact, c.exact);
   }
+}
+
+// Helper threads count days while the search collects its hits
+// (search_helpers.h): the totals, their caps and exactness must not depend
+// on who counted which day.
+TEST_F(SqliteStoreTest, TotalsOverManyDaysAreTheSameWhoeverCountsThem) {
+  constexpr int kDays = 7;
+  std::vector<Record> batch;
+  for (int d = 0; d < kDays; ++d) {
+    for (int i = 0; i < 300; ++i) {
+      std::string msg = "step " + std::string(i % 3 == 0 ? "rare" : "plain");
+      if (d == 2 && i < 5) msg += " oddity";
+      batch.push_back(Ev("x", kT0 + d * kMsPerDay + i, msg, {S("day", std::to_string(d))}));
+    }
+  }
+  MustAppend(std::move(batch));
+  Counter& helped = metrics_.GetCounter("dashcam_search_helper_partitions_total", "");
+  struct Case {
+    Node q;
+    std::size_t count_limit;
+    std::uint64_t total;
+    bool exact;
+  };
+  std::vector<Case> cases;
+  cases.push_back({Msg("step"), 10'000, 300u * kDays, true});
+  cases.push_back({Msg("rare"), 10'000, 100u * kDays, true});
+  cases.push_back({Msg("oddity"), 10'000, 5, true});
+  cases.push_back({Msg("absent"), 10'000, 0, true});
+  cases.push_back({And({Msg("rare"), Not(Term("day", "3"))}), 10'000, 100u * (kDays - 1), true});
+  cases.push_back({Msg("step"), 1000, 1000, false});
+  cases.push_back({Msg("step"), 300u * kDays, 300u * kDays, false});
+  cases.push_back({Msg("step"), 300u * kDays + 1, 300u * kDays, true});
+  // Helpers join once they wait for work: until they have counted some
+  // days, run the cases again (the first rounds may run on this thread).
+  for (int round = 0; round < 50 && (round < 3 || helped.value() == 0); ++round) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(query::DebugString(c.q) + " count_limit " + std::to_string(c.count_limit));
+      SearchRequest req;
+      req.query = &c.q;
+      req.limit = 3;
+      req.count_limit = c.count_limit;
+      auto page = store_->Search(req);
+      ASSERT_TRUE(page.ok()) << page.status().ToString();
+      EXPECT_EQ(page->total, c.total);
+      EXPECT_EQ(page->total_exact, c.exact);
+      EXPECT_EQ(page->hits.size(), std::min<std::uint64_t>(3, c.total));
+    }
+  }
+  EXPECT_GT(helped.value(), 0u);
 }
 
 TEST_F(SqliteStoreTest, DaysGoToTheirOwnPartitionFiles) {
