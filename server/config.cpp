@@ -131,9 +131,9 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
       ->check(CLI::Range(0, 19))
       ->capture_default_str();
   app.add_option("--search-helpers", c.search_helpers,
-                 "Threads that count a search's matches in several day partitions at once, "
-                 "while no more searches run than there are helpers; -1 means one fewer than "
-                 "--threads, at most 7; 0: none")
+                 "Threads that read a search's day partitions beside its own thread (hits and "
+                 "count), while no more searches run than there are helpers; -1 means one "
+                 "fewer than --threads, at most 7; 0: none")
       ->envname("DASHCAM_SEARCH_HELPERS")
       ->check(CLI::Range(-1, 64))
       ->capture_default_str();

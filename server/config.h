@@ -23,9 +23,9 @@ struct Config {
   unsigned threads = 0;        // I/O threads; 0: number of cores
   unsigned query_threads = 0;  // query workers; 0: threads - 1, at least 2 (server/worker_pool.h)
   int query_nice = 0;          // nice increment of the query workers
-  // Threads that count one search's matches in several day partitions at
-  // once while no more searches run (storage/search_helpers.h); -1: one
-  // fewer than --threads, at most 7.
+  // Threads that read the day partitions of one search beside its own
+  // thread while no more searches run than there are helpers
+  // (storage/search_helpers.h); -1: one fewer than --threads, at most 7.
   int search_helpers = -1;
   std::size_t max_body_bytes = 100u << 20;  // per request, compressed and decompressed
   std::size_t max_event_bytes = 1u << 20;   // per document

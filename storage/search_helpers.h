@@ -1,5 +1,5 @@
 // SearchHelpers: a few threads that take part in a search's per-partition
-// work (counting a query's matches day by day) while the machine's other
+// work (reading a query's hits and count day by day) while the machine's other
 // cores would idle, so that one search over many days is answered sooner.
 //
 // A batch is n items that the starting thread and any helper that joins

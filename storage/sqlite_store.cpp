@@ -167,29 +167,39 @@ StoredEvent ReadEvent(const Stmt& stmt, int first = 0) {
   return ev;
 }
 
-// Interrupts SQLite when the deadline passes.
+// Interrupts SQLite when the deadline passes, or when `stop` (if given)
+// returns true.
 class DeadlineGuard {
  public:
-  DeadlineGuard(sqlite3* db, Clock::time_point deadline) : db_(db), deadline_(deadline) {
-    if (deadline_ != Clock::time_point::max()) sqlite3_progress_handler(db_, 2000, &Check, this);
+  DeadlineGuard(sqlite3* db, Clock::time_point deadline,
+                const std::function<bool()>* stop = nullptr)
+      : db_(db), deadline_(deadline), stop_(stop) {
+    if (deadline_ != Clock::time_point::max() || stop_ != nullptr) {
+      sqlite3_progress_handler(db_, 2000, &Check, this);
+    }
   }
   ~DeadlineGuard() { sqlite3_progress_handler(db_, 0, nullptr, nullptr); }
   DeadlineGuard(const DeadlineGuard&) = delete;
   DeadlineGuard& operator=(const DeadlineGuard&) = delete;
 
+  bool stopped() const { return stop_ != nullptr && (*stop_)(); }
+
  private:
   static int Check(void* self) {
-    return Clock::now() > static_cast<DeadlineGuard*>(self)->deadline_ ? 1 : 0;
+    const auto* g = static_cast<DeadlineGuard*>(self);
+    return g->stopped() || Clock::now() > g->deadline_ ? 1 : 0;
   }
   sqlite3* db_;
   Clock::time_point deadline_;
+  const std::function<bool()>* stop_;
 };
 
 // `root` compiled for one partition: wildcard and fuzzy terms expand
 // against its vocabulary, within the query's time budget.
 Result<CompiledQuery> CompileFor(PartitionReader& reader, const query::Node& root,
-                                 Clock::time_point deadline) {
-  DeadlineGuard guard(reader.db(), deadline);
+                                 Clock::time_point deadline,
+                                 const std::function<bool()>* stop = nullptr) {
+  DeadlineGuard guard(reader.db(), deadline, stop);
   PartitionTerms terms(reader);
   CompileOptions options;
   options.indexed_keywords = reader.indexed_keywords();
@@ -202,10 +212,12 @@ class CompiledByDay {
   CompiledByDay(const query::Node& root, Clock::time_point deadline)
       : root_(root), deadline_(deadline) {}
 
-  Result<const CompiledQuery*> For(std::int64_t day, PartitionReader& reader) {
+  // `stop`: as CompileFor's.
+  Result<const CompiledQuery*> For(std::int64_t day, PartitionReader& reader,
+                                   const std::function<bool()>* stop = nullptr) {
     auto it = by_day_.find(day);
     if (it != by_day_.end()) return &it->second;
-    auto compiled = CompileFor(reader, root_, deadline_);
+    auto compiled = CompileFor(reader, root_, deadline_, stop);
     if (!compiled.ok()) return compiled.status();
     return &by_day_.emplace(day, std::move(*compiled)).first->second;
   }
@@ -216,91 +228,233 @@ class CompiledByDay {
   std::map<std::int64_t, CompiledQuery> by_day_;
 };
 
-Status RunHits(PartitionReader& reader, const CompiledQuery& q, EventKey lo, EventKey hi,
-               std::size_t want, Clock::time_point deadline, std::vector<StoredEvent>& out) {
+// Appends the newest `want` matches in lo..hi to `out`. When `abandon` is
+// given and returns true between two rows, stops and returns false.
+Result<bool> RunHits(PartitionReader& reader, const CompiledQuery& q, EventKey lo, EventKey hi,
+                     std::size_t want, Clock::time_point deadline, std::vector<StoredEvent>& out,
+                     const std::function<bool()>& abandon = nullptr) {
   auto stmt = reader.Statement(HitsSql(q));
   if (!stmt.ok()) return stmt.status();
   DeadlineGuard guard(reader.db(), deadline);
   BindQuery(**stmt, q, lo, hi, static_cast<std::int64_t>(want));
   int rc;
-  while ((rc = (*stmt)->Step()) == SQLITE_ROW) out.push_back(ReadEvent(**stmt));
+  bool abandoned = false;
+  while ((rc = (*stmt)->Step()) == SQLITE_ROW) {
+    out.push_back(ReadEvent(**stmt));
+    if (abandon && abandon()) {
+      abandoned = true;
+      break;
+    }
+  }
   (*stmt)->Reset();
-  return SqliteStatus(rc, reader.db(), "search");
+  if (abandoned) return false;
+  if (Status s = SqliteStatus(rc, reader.db(), "search"); !s.ok()) return s;
+  return true;
 }
 
-Result<std::uint64_t> RunCount(PartitionReader& reader, const CompiledQuery& q, EventKey lo,
-                               EventKey hi, std::uint64_t cap, Clock::time_point deadline) {
+// The matches in lo..hi, up to `cap`; nullopt when `stop` (if given) turned
+// true meanwhile and the count was given up.
+Result<std::optional<std::uint64_t>> RunCount(PartitionReader& reader, const CompiledQuery& q,
+                                              EventKey lo, EventKey hi, std::uint64_t cap,
+                                              Clock::time_point deadline,
+                                              const std::function<bool()>* stop = nullptr) {
   auto stmt = reader.Statement(CountSql(q));
   if (!stmt.ok()) return stmt.status();
-  DeadlineGuard guard(reader.db(), deadline);
+  DeadlineGuard guard(reader.db(), deadline, stop);
   BindQuery(**stmt, q, lo, hi, static_cast<std::int64_t>(cap));
   const int rc = (*stmt)->Step();
   const std::uint64_t n = rc == SQLITE_ROW ? static_cast<std::uint64_t>((*stmt)->Int(0)) : 0;
   (*stmt)->Reset();
+  if (rc == SQLITE_INTERRUPT && guard.stopped()) return std::optional<std::uint64_t>();
   if (rc != SQLITE_ROW) return SqliteStatus(rc, reader.db(), "count");
-  return n;
+  return std::optional<std::uint64_t>(n);
 }
 
 }  // namespace
 
-// Counts a query's matches in a list of days, up to a cap, as the work of a
-// SearchHelpers batch. Participant 0 (the searching thread) reads with the
-// search's own lease and compiled queries; each helper leases connections of
-// its own and compiles the query for the days it counts.
-class SqliteStore::DayCounter {
+// One search's work in the day partitions of its range, newest day first.
+// The searching thread reads the newest day's hits itself (NewestDayHits)
+// while the rest are the items of a SearchHelpers batch:
+//   item 0       the newest day's count;
+//   item i > 0   day i: its newest hits, as many as the newer days read so
+//                far leave wanted (limit + 1 in all), or none when they are
+//                enough; then its count.
+// A day whose hits were all of its matches in the counted range counts
+// itself by them, so a needle query (few hits in every day) reads each day
+// once, and with helpers idle the days are read side by side. Work that
+// turns out needless is given up: hits read while a newer day was still
+// being read once the newer days hold enough, counts once the cap is
+// reached, the newest day's count once its hits were all its matches.
+// Participant 0 (the searching thread) reads with the search's own lease and
+// compiled queries; each helper leases connections of its own and compiles
+// the query for the days it reads.
+class SqliteStore::DaySearch {
  public:
-  DayCounter(SqliteStore& store, const query::Node& root, const std::vector<std::int64_t>& days,
-             EventKey lo, EventKey hi, std::uint64_t cap, Clock::time_point deadline, Lease& lease,
-             CompiledByDay& compiled)
+  struct Range {
+    EventKey lo, hi;   // counted
+    EventKey hits_hi;  // hits: below the request's cursor
+  };
+
+  DaySearch(SqliteStore& store, const SearchRequest& req, const std::vector<std::int64_t>& days,
+            Range range, Lease& lease, CompiledByDay& compiled)
       : store_(store),
-        root_(root),
+        req_(req),
         days_(days),
-        lo_(lo),
-        hi_(hi),
-        cap_(cap),
-        deadline_(deadline),
+        range_(range),
         lease_(lease),
         compiled_(compiled),
+        per_day_(days.size()),
         helpers_(store.helpers_->participants() - 1) {}
 
+  // The batch's items (see above).
+  std::size_t items() const { return days_.size(); }
+
   SearchHelpers::Work work() {
-    return [this](std::size_t item, std::size_t who) { return Count(item, who); };
+    return [this](std::size_t item, std::size_t who) { return Run(item, who); };
   }
 
-  // Once the batch is over: the matches counted (past the cap when days were
-  // counted at once), or the first error.
-  Result<std::uint64_t> Total() const {
+  // Reads the newest day's hits, on the searching thread, before it joins
+  // the batch.
+  Status NewestDayHits() {
+    if (days_.empty() || req_.limit == 0) return Status::Ok();
+    auto target = TargetFor(0, 0);
+    if (!target.ok()) return target.status();
+    auto [reader, q] = *target;
+    return ReadHits(0, *reader, *q, nullptr).status();
+  }
+
+  // Once the batch is over: the newest limit + 1 hits (at most) and the
+  // total, into `page`; or the first error.
+  Status Collect(SearchPage& page) {
     if (!error_.ok()) return error_;
-    return counted_.load();
+    for (Day& d : per_day_) {
+      if (!d.fetched) break;  // the days before it held enough hits
+      for (StoredEvent& e : d.hits) page.hits.push_back(std::move(e));
+    }
+    if (page.hits.size() > req_.limit + 1) page.hits.resize(req_.limit + 1);
+    if (req_.count_limit == 0) return Status::Ok();  // not counted: 0, "exact"
+    const std::uint64_t counted = counted_.load();
+    page.total = std::min<std::uint64_t>(counted, req_.count_limit);
+    page.total_exact = counted < req_.count_limit;
+    return Status::Ok();
   }
 
  private:
+  struct Day {
+    std::vector<StoredEvent> hits;     // written by the day's reader only
+    bool fetched = false;              // guarded by mu_
+    std::atomic<bool> counted{false};  // its count is in counted_ (or being added)
+  };
   struct Helper {
     std::optional<Lease> lease;
     std::optional<CompiledByDay> compiled;
   };
+  using ReadTarget = std::pair<PartitionReader*, const CompiledQuery*>;
 
-  bool Count(std::size_t item, std::size_t who) {
+  bool Run(std::size_t item, std::size_t who) {
+    const std::size_t i = item;  // item 0 is the newest day's count
+    const std::size_t want = i == 0 ? 0 : HitsWanted(i);
+    if (want == 0 && !CountWanted(i)) return !Done();
+    // Only to count: moot once the cap is reached meanwhile.
+    const std::function<bool()> capped = [this] { return counted_.load() >= req_.count_limit; };
+    auto target = TargetFor(i, who, want == 0 ? &capped : nullptr);
+    if (!target.ok()) return want == 0 && capped() ? !Done() : Fail(target.status());
+    auto [reader, q] = *target;
+    std::optional<std::size_t> all;  // the day's matches, when its hits were all of them
+    if (want > 0) {
+      auto read = ReadHits(i, *reader, *q, [this, i] { return HitsWanted(i) == 0; });
+      if (!read.ok()) return Fail(read.status());
+      all = *read;
+    }
+    if (all) {
+      AddCount(i, *all);
+    } else if (const std::uint64_t so_far = counted_.load();
+               CountWanted(i) && so_far < req_.count_limit) {
+      // The newest day's count is moot once its hits turn out to be all.
+      const std::function<bool()> moot = [this, i] {
+        return per_day_[i].counted.load() || counted_.load() >= req_.count_limit;
+      };
+      auto n = RunCount(*reader, *q, range_.lo, range_.hi, req_.count_limit - so_far, req_.deadline,
+                        &moot);
+      if (!n.ok()) return Fail(n.status());
+      if (*n) AddCount(i, **n);
+    }
+    if (who > 0 && store_.helped_days_ != nullptr) store_.helped_days_->Add();
+    return !Done();
+  }
+
+  // Reads up to HitsWanted-at-start hits of day i. Returns the day's match
+  // count when they were all of them over the counted range, else nullopt;
+  // gives up (keeping none) when `abandon` turns true between rows.
+  Result<std::optional<std::size_t>> ReadHits(std::size_t i, PartitionReader& reader,
+                                              const CompiledQuery& q,
+                                              const std::function<bool()>& abandon) {
+    const std::size_t want = HitsWanted(i);
+    if (want == 0) return std::optional<std::size_t>();
+    Day& d = per_day_[i];
+    auto done = RunHits(reader, q, range_.lo, range_.hits_hi, want, req_.deadline, d.hits, abandon);
+    if (!done.ok()) return done.status();
+    if (!*done) d.hits.clear();
+    const std::size_t got = d.hits.size();
+    {
+      std::lock_guard lock(mu_);
+      d.fetched = *done;
+      fetched_hits_ += got;
+    }
+    // Fewer hits than asked for, over the counted range: all of them.
+    const bool all = *done && got < want && range_.hits_hi == range_.hi;
+    if (all && i == 0) AddCount(0, got);  // before item 0 counts it again
+    return all ? std::optional<std::size_t>(got) : std::nullopt;
+  }
+
+  // Day i's connection and compiled query for participant `who`. Compiling
+  // (wildcards expand against the day's vocabulary) stops early, with an
+  // error, when `stop` turns true.
+  Result<ReadTarget> TargetFor(std::size_t i, std::size_t who,
+                               const std::function<bool()>* stop = nullptr) {
     ReaderSet* readers = lease_.operator->();
     CompiledByDay* compiled = &compiled_;
     if (who > 0) {
       Helper& h = helpers_[who - 1];
       if (!h.lease) h.lease.emplace(store_, store_.TakeReaderSet());
-      if (!h.compiled) h.compiled.emplace(root_, deadline_);
+      if (!h.compiled) h.compiled.emplace(*req_.query, req_.deadline);
       readers = h.lease->operator->();
       compiled = &*h.compiled;
     }
-    const std::int64_t day = days_[item];
-    auto reader = readers->For(day);
-    if (!reader.ok()) return Fail(reader.status());
-    auto q = compiled->For(day, **reader);
-    if (!q.ok()) return Fail(q.status());
-    const std::uint64_t so_far = counted_.load();
-    if (so_far >= cap_) return false;
-    auto n = RunCount(**reader, **q, lo_, hi_, cap_ - so_far, deadline_);
-    if (!n.ok()) return Fail(n.status());
-    if (who > 0 && store_.helped_counts_ != nullptr) store_.helped_counts_->Add();
-    return counted_.fetch_add(*n) + *n < cap_;
+    auto reader = readers->For(days_[i]);
+    if (!reader.ok()) return reader.status();
+    auto q = compiled->For(days_[i], **reader, stop);
+    if (!q.ok()) return q.status();
+    return ReadTarget{*reader, *q};
+  }
+
+  void AddCount(std::size_t i, std::uint64_t n) {
+    if (!per_day_[i].counted.exchange(true)) counted_.fetch_add(n);
+  }
+
+  bool CountWanted(std::size_t i) const {
+    return req_.count_limit > 0 && !per_day_[i].counted.load() &&
+           counted_.load() < req_.count_limit;
+  }
+
+  // How many hits day i must give: limit + 1 less those of the newer days
+  // already read (newer days still being read can only add to them).
+  std::size_t HitsWanted(std::size_t i) {
+    if (req_.limit == 0) return 0;
+    std::lock_guard lock(mu_);
+    std::size_t newer = 0;
+    for (std::size_t j = 0; j < i; ++j) {
+      if (per_day_[j].fetched) newer += per_day_[j].hits.size();
+    }
+    return newer > req_.limit ? 0 : req_.limit + 1 - newer;
+  }
+
+  // No day not yet claimed has anything to add: the hits read (all from
+  // newer days) are enough, and the count is at its cap or not asked.
+  bool Done() {
+    if (req_.count_limit > 0 && counted_.load() < req_.count_limit) return false;
+    std::lock_guard lock(mu_);
+    return req_.limit == 0 || fetched_hits_ > req_.limit;
   }
 
   bool Fail(Status s) {
@@ -310,17 +464,17 @@ class SqliteStore::DayCounter {
   }
 
   SqliteStore& store_;
-  const query::Node& root_;
+  const SearchRequest& req_;
   const std::vector<std::int64_t>& days_;
-  const EventKey lo_, hi_;
-  const std::uint64_t cap_;
-  const Clock::time_point deadline_;
+  const Range range_;
   Lease& lease_;
   CompiledByDay& compiled_;
+  std::vector<Day> per_day_;     // by day, as days_
   std::vector<Helper> helpers_;  // by participant - 1; each touched by one thread
   std::atomic<std::uint64_t> counted_{0};
   std::mutex mu_;
-  Status error_;  // guarded by mu_; read once the batch is over
+  std::size_t fetched_hits_ = 0;  // guarded by mu_
+  Status error_;                  // guarded by mu_; read once the batch is over
 };
 
 SqliteStore::SqliteStore(SqliteStoreOptions options, const Log& log)
@@ -331,9 +485,9 @@ SqliteStore::SqliteStore(SqliteStoreOptions options, const Log& log)
       helpers_(
           std::make_unique<SearchHelpers>(options_.search_helpers, options_.helper_thread_start)) {
   if (options_.metrics != nullptr) {
-    helped_counts_ = &options_.metrics->GetCounter(
+    helped_days_ = &options_.metrics->GetCounter(
         "dashcam_search_helper_partitions_total",
-        "Day partitions in which a helper thread counted a search's matches");
+        "Day partitions a helper thread searched (for hits or the count) for another thread");
   }
 }
 
@@ -468,33 +622,17 @@ Result<SearchPage> SqliteStore::Search(const SearchRequest& req) {
   const std::vector<std::int64_t> days = partitions_.DaysOverlapping(from, to);
   Lease lease = LeaseReaders();
 
-  // The count runs day by day on idle helpers while this thread collects
-  // the hits, then here too (search_helpers.h).
-  DayCounter counter(*this, *req.query, days, lo, hi, req.count_limit, req.deadline, lease,
-                     compiled);
-  SearchHelpers::Batch counting =
-      helpers_->Start(req.count_limit > 0 ? days.size() : 0, counter.work());
-  for (std::int64_t day : days) {
-    if (req.limit == 0 || page.hits.size() > req.limit) break;
-    auto reader = lease->For(day);
-    if (!reader.ok()) return reader.status();
-    auto q = compiled.For(day, **reader);
-    if (!q.ok()) return q.status();
-    const std::size_t want = req.limit + 1 - page.hits.size();
-    if (auto s = RunHits(**reader, **q, lo, hits_hi, want, req.deadline, page.hits); !s.ok()) {
-      return s;
-    }
-  }
+  // Day by day, newest first, on this thread and idle helpers
+  // (search_helpers.h).
+  DaySearch search(*this, req, days, {lo, hi, hits_hi}, lease, compiled);
+  SearchHelpers::Batch batch = helpers_->Start(search.items(), search.work());
+  if (Status s = search.NewestDayHits(); !s.ok()) return s;
+  batch.Finish();
+  if (Status s = search.Collect(page); !s.ok()) return s;
   if (page.hits.size() > req.limit) {
-    page.hits.resize(req.limit);  // limit >= 1 here: the loop fetched nothing for 0
+    page.hits.resize(req.limit);  // limit >= 1 here: nothing is fetched for 0
     page.next = page.hits.back().key;
   }
-  if (req.count_limit == 0) return page;
-  counting.Finish();
-  auto total = counter.Total();
-  if (!total.ok()) return total.status();
-  page.total = std::min<std::uint64_t>(*total, req.count_limit);
-  page.total_exact = *total < req.count_limit;
   return page;
 }
 

@@ -1,8 +1,9 @@
 // SqliteStore: the embedded EventStore. Events live in one SQLite file per
 // UTC day (partition.h) under a data directory; one Writer thread commits
-// them with group commit; searches run on the caller's thread with a
-// read-only connection per partition, leased from a pool so a long query never
-// blocks ingestion and ingestion never blocks a query (WAL).
+// them with group commit; searches run on the caller's thread (and on idle
+// helper threads, search_helpers.h) with a read-only connection per
+// partition, leased from a pool so a long query never blocks ingestion and
+// ingestion never blocks a query (WAL).
 //
 // Thread-safety: all EventStore methods may be called concurrently.
 #pragma once
@@ -32,8 +33,8 @@ struct SqliteStoreOptions {
   // The wall clock that decides today's partition for retention.
   std::function<TimeMs()> now;  // Default: the system clock
   Metrics* metrics = nullptr;   // retention and helper counters; may be null; outlives the store
-  // Threads that count a search's matches in several days at once while
-  // they would otherwise idle (search_helpers.h). Default: none.
+  // Threads that search several days of one search at once (its hits and
+  // count) while they would otherwise idle (search_helpers.h). Default: none.
   unsigned search_helpers = 0;
   // Runs first on each of those threads, if set (the server lowers their
   // priority as it does its query workers').
@@ -74,7 +75,7 @@ class SqliteStore final : public EventStore {
  private:
   class ReaderSet;  // read connections of one leaseholder, by day
   class Lease;
-  class DayCounter;  // a search's count, day by day, on helpers too
+  class DaySearch;  // a search's hits and count, day by day, on helpers too
 
   SqliteStore(SqliteStoreOptions options, const Log& log);
   Lease LeaseReaders();
@@ -93,7 +94,7 @@ class SqliteStore final : public EventStore {
   std::unique_ptr<RetentionEnforcer> retention_;          // set in Open
   std::unique_ptr<Compactor> compactor_;                  // set in Open
   std::unique_ptr<SearchHelpers> helpers_;
-  Counter* helped_counts_ = nullptr;  // in options_.metrics; null without
+  Counter* helped_days_ = nullptr;  // in options_.metrics; null without
 };
 
 }  // namespace dashcam::storage

@@ -442,17 +442,19 @@ TEST_F(SqliteStoreTest, TotalIsCappedByCountLimit) {
   }
 }
 
-// Helper threads count days while the search collects its hits
-// (search_helpers.h): the totals, their caps and exactness must not depend
-// on who counted which day.
-TEST_F(SqliteStoreTest, TotalsOverManyDaysAreTheSameWhoeverCountsThem) {
+// Helper threads read days of a search beside the searching thread
+// (search_helpers.h): the newest hits, the totals, their caps and exactness
+// must not depend on who read which day.
+TEST_F(SqliteStoreTest, HitsAndTotalsOverManyDaysAreTheSameWhoeverReadsThem) {
   constexpr int kDays = 7;
   std::vector<Record> batch;
   for (int d = 0; d < kDays; ++d) {
     for (int i = 0; i < 300; ++i) {
       std::string msg = "step " + std::string(i % 3 == 0 ? "rare" : "plain");
       if (d == 2 && i < 5) msg += " oddity";
-      batch.push_back(Ev("x", kT0 + d * kMsPerDay + i, msg, {S("day", std::to_string(d))}));
+      if (i == 7) msg += " needle";
+      batch.push_back(Ev(fmt::format("d{}-{}", d, i), kT0 + d * kMsPerDay + i, msg,
+                         {S("day", std::to_string(d))}));
     }
   }
   MustAppend(std::move(batch));
@@ -462,11 +464,13 @@ TEST_F(SqliteStoreTest, TotalsOverManyDaysAreTheSameWhoeverCountsThem) {
     std::size_t count_limit;
     std::uint64_t total;
     bool exact;
+    Names newest;  // the 3 hits
   };
   std::vector<Case> cases;
-  cases.push_back({Msg("step"), 10'000, 300u * kDays, true});
+  cases.push_back({Msg("step"), 10'000, 300u * kDays, true, {"d6-299", "d6-298", "d6-297"}});
+  cases.push_back({Msg("needle"), 10'000, kDays, true, {"d6-7", "d5-7", "d4-7"}});
+  cases.push_back({Msg("oddity"), 10'000, 5, true, {"d2-4", "d2-3", "d2-2"}});
   cases.push_back({Msg("rare"), 10'000, 100u * kDays, true});
-  cases.push_back({Msg("oddity"), 10'000, 5, true});
   cases.push_back({Msg("absent"), 10'000, 0, true});
   cases.push_back({And({Msg("rare"), Not(Term("day", "3"))}), 10'000, 100u * (kDays - 1), true});
   cases.push_back({Msg("step"), 1000, 1000, false});
@@ -486,9 +490,32 @@ TEST_F(SqliteStoreTest, TotalsOverManyDaysAreTheSameWhoeverCountsThem) {
       EXPECT_EQ(page->total, c.total);
       EXPECT_EQ(page->total_exact, c.exact);
       EXPECT_EQ(page->hits.size(), std::min<std::uint64_t>(3, c.total));
+      if (!c.newest.empty()) {
+        Names got;
+        for (const StoredEvent& e : page->hits) got.push_back(e.source);
+        EXPECT_EQ(got, c.newest);
+      }
     }
   }
   EXPECT_GT(helped.value(), 0u);
+  // A later page reads hits below its cursor only; the count still covers
+  // the whole range, whichever days the hits read to the end.
+  const Node odd = Msg("oddity");
+  SearchRequest req;
+  req.query = &odd;
+  req.limit = 2;
+  auto first = store_->Search(req);
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(first->next.has_value());
+  for (std::size_t page = 2; page <= 3; ++page) {
+    req.before = *first->next;
+    auto next = store_->Search(req);
+    ASSERT_TRUE(next.ok()) << next.status().ToString();
+    EXPECT_EQ(next->total, 5u) << "page " << page;
+    EXPECT_EQ(next->hits.size(), page == 2 ? 2u : 1u);
+    if (!next->next) break;
+    first = std::move(next);
+  }
 }
 
 TEST_F(SqliteStoreTest, DaysGoToTheirOwnPartitionFiles) {
