@@ -529,7 +529,7 @@ std::int64_t PartitionWriter::CacheBytes() const {
   return current;
 }
 
-void PartitionWriter::ReleaseMemory() {
+void PartitionWriter::ReleaseCacheAndWal() {
   sqlite3_db_release_memory(db_.get());
   // The WAL is cut back only when the log restarts, at a next commit: an
   // idle day truncates it now. TRUNCATE waits for readers of the WAL; this

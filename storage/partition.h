@@ -131,12 +131,12 @@ class PartitionWriter {
 
   std::int64_t day() const { return day_; }
 
-  // Bytes of the connection's page cache. ReleaseMemory, for a day not
+  // Bytes of the connection's page cache. ReleaseCacheAndWal, for a day not
   // written lately, gives back what it holds (sqlite3_db_release_memory;
   // the cache refills from the file as the next transactions need it) and
   // truncates the WAL file unless a reader is using it.
   std::int64_t CacheBytes() const;
-  void ReleaseMemory();
+  void ReleaseCacheAndWal();
 
  private:
   PartitionWriter() = default;

@@ -341,7 +341,7 @@ Status Writer::CommitGroup(std::vector<Job>& group) {
 
 // A partition that the last kIdleGroups group commits did not write gives
 // its page cache back once (up to PartitionOptions::cache_kib each), and its
-// WAL file (PartitionWriter::ReleaseMemory): with several days open, after a
+// WAL file (PartitionWriter::ReleaseCacheAndWal): with several days open, after a
 // day boundary or while late events trickle in, the caches would otherwise
 // add up (the bench's 1M events over 3 days: server peak RSS 169 MiB before,
 // 117 after). Counted in group commits, not seconds: under load that is
@@ -352,7 +352,7 @@ void Writer::ReleaseIdle(const std::vector<std::int64_t>& written_days) {
     if (std::find(written_days.begin(), written_days.end(), day) != written_days.end()) {
       open.idle_groups = 0;
     } else if (open.idle_groups < kIdleGroups && ++open.idle_groups == kIdleGroups) {
-      open.writer->ReleaseMemory();
+      open.writer->ReleaseCacheAndWal();
     }
   }
 }

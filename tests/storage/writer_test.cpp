@@ -254,7 +254,7 @@ TEST_F(WriterDiskFullTest, StopWhilePausedReturnsAndRefuses) {
 // A partition the writer has stopped writing (Writer::ReleaseIdle)
 // gives its page cache back and truncates its WAL file, unless a reader is
 // in it (then without waiting for it), and writes on afterwards.
-TEST(PartitionWriterMemoryTest, ReleaseMemoryGivesThePageCacheAndTheWalBack) {
+TEST(PartitionWriterMemoryTest, IdleDayGivesThePageCacheAndTheWalBack) {
   dashcam::testing::TempDir dir;
   PartitionOptions o;
   o.sync = SyncMode::kNormal;
@@ -292,7 +292,7 @@ TEST(PartitionWriterMemoryTest, ReleaseMemoryGivesThePageCacheAndTheWalBack) {
     ASSERT_TRUE(stmt.ok());
     ASSERT_EQ(stmt->Step(), SQLITE_ROW);
     const auto start = std::chrono::steady_clock::now();
-    w.ReleaseMemory();
+    w.ReleaseCacheAndWal();
     EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
     EXPECT_GT(wal_bytes(), 0u);
     stmt->Reset();
@@ -301,7 +301,7 @@ TEST(PartitionWriterMemoryTest, ReleaseMemoryGivesThePageCacheAndTheWalBack) {
   EXPECT_LT(w.CacheBytes(), filled / 4) << filled;
   write(2000);
   EXPECT_GT(w.CacheBytes(), 0);
-  w.ReleaseMemory();
+  w.ReleaseCacheAndWal();
   EXPECT_EQ(wal_bytes(), 0u);
   write(10);
   EXPECT_EQ(ReadFile(path).sources.size(), 22'010u);
