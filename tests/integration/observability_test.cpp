@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
@@ -499,6 +500,53 @@ std::string VersionOfBinary() {
   pclose(p);
   while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
   return out;
+}
+
+// --search-helpers: idle helper threads read days of a search beside it
+// (storage/search_helpers.h), which the counter shows; the answers are the
+// same with them and without (--search-helpers 0).
+TEST_F(ObservabilityTest, SearchHelpersReadDaysOfASearchAndCanBeTurnedOff) {
+  StartServer({"--search-helpers", "1"});
+  std::string body;
+  for (int day = 1; day <= 4; ++day) {
+    for (int i = 0; i < 40; ++i) {
+      body += fmt::format(R"({{"@timestamp":"2024-05-0{}T10:00:{:02}Z","message":"step {}{}"}})",
+                          day, i, i, i % 10 == 3 ? " needle" : "");
+      body += '\n';
+    }
+  }
+  auto ingest = http_->Post("/api/v1/ingest", body, kNdjson);
+  ASSERT_EQ(ingest.status, 200) << ingest.body;
+  const std::string range = "&from=2024-05-01T00:00:00Z&to=2024-05-06T00:00:00Z";
+  auto search = [&](const std::string& q, int limit) {
+    auto res =
+        http_->Get("/api/v1/search?q=" + UrlEncode(q) + "&limit=" + std::to_string(limit) + range);
+    EXPECT_EQ(res.status, 200) << res.body;
+    const json::value v = json::parse(res.body);
+    std::vector<std::string> messages;
+    for (const json::value& h : v.at("hits").as_array()) {
+      messages.emplace_back(h.at("_source").at("message").as_string());
+    }
+    return std::make_pair(v.at("total").to_number<std::int64_t>(), messages);
+  };
+  const std::vector<std::string> newest_needles = {"step 33 needle", "step 23 needle"};
+  auto check = [&] {
+    EXPECT_EQ(search("needle", 2), std::make_pair(std::int64_t{16}, newest_needles));
+    EXPECT_EQ(search("step", 1).first, 160);
+    EXPECT_EQ(search("absent", 5).first, 0);
+  };
+  // Helpers join once they wait for work: search until they have read a day.
+  double helped = 0;
+  for (int round = 0; round < 50 && helped == 0; ++round) {
+    check();
+    helped = Scrape().Must("dashcam_search_helper_partitions_total");
+  }
+  EXPECT_GT(helped, 0);
+
+  ASSERT_EQ(server_->Stop(), 0) << server_->ReadLog();
+  StartServer({"--search-helpers", "0"});
+  for (int round = 0; round < 5; ++round) check();
+  EXPECT_EQ(Scrape().Must("dashcam_search_helper_partitions_total"), 0);
 }
 
 TEST_F(ObservabilityTest, StatusListsPartitionsNewestFirstWithTheirEventsAndNoSecrets) {
