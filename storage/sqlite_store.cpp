@@ -206,26 +206,42 @@ Result<CompiledQuery> CompileFor(PartitionReader& reader, const query::Node& roo
   return CompileFtsQuery(root, &terms, options);
 }
 
-// Compiled queries of one request, by partition day.
+// Compiled queries of one request, by partition day. Thread-safe: the
+// threads reading one search's days share it, and a day is compiled once
+// (wildcards expand against its vocabulary, which can cost more than the
+// search) while another thread asking for the same day waits for it.
 class CompiledByDay {
  public:
   CompiledByDay(const query::Node& root, Clock::time_point deadline)
       : root_(root), deadline_(deadline) {}
 
-  // `stop`: as CompileFor's.
+  // `reader`: a connection to the day's partition, used to compile it.
+  // `stop`: as CompileFor's; a compile it stops is not kept.
   Result<const CompiledQuery*> For(std::int64_t day, PartitionReader& reader,
                                    const std::function<bool()>* stop = nullptr) {
-    auto it = by_day_.find(day);
-    if (it != by_day_.end()) return &it->second;
+    Slot* slot;
+    {
+      std::lock_guard lock(mu_);
+      std::unique_ptr<Slot>& s = by_day_[day];
+      if (!s) s = std::make_unique<Slot>();
+      slot = s.get();
+    }
+    std::lock_guard lock(slot->mu);
+    if (slot->compiled) return &*slot->compiled;
     auto compiled = CompileFor(reader, root_, deadline_, stop);
     if (!compiled.ok()) return compiled.status();
-    return &by_day_.emplace(day, std::move(*compiled)).first->second;
+    return &slot->compiled.emplace(std::move(*compiled));
   }
 
  private:
+  struct Slot {
+    std::mutex mu;
+    std::optional<CompiledQuery> compiled;  // guarded by mu; set once
+  };
   const query::Node& root_;
   const Clock::time_point deadline_;
-  std::map<std::int64_t, CompiledQuery> by_day_;
+  std::mutex mu_;
+  std::map<std::int64_t, std::unique_ptr<Slot>> by_day_;  // guarded by mu_
 };
 
 // Appends the newest `want` matches in lo..hi to `out`. When `abandon` is
@@ -285,9 +301,9 @@ Result<std::optional<std::uint64_t>> RunCount(PartitionReader& reader, const Com
 // turns out needless is given up: hits read while a newer day was still
 // being read once the newer days hold enough, counts once the cap is
 // reached, the newest day's count once its hits were all its matches.
-// Participant 0 (the searching thread) reads with the search's own lease and
-// compiled queries; each helper leases connections of its own and compiles
-// the query for the days it reads.
+// Participant 0 (the searching thread) reads with the search's own lease;
+// each helper leases connections of its own. All share the compiled
+// queries.
 class SqliteStore::DaySearch {
  public:
   struct Range {
@@ -347,7 +363,6 @@ class SqliteStore::DaySearch {
   };
   struct Helper {
     std::optional<Lease> lease;
-    std::optional<CompiledByDay> compiled;
   };
   using ReadTarget = std::pair<PartitionReader*, const CompiledQuery*>;
 
@@ -413,17 +428,14 @@ class SqliteStore::DaySearch {
   Result<ReadTarget> TargetFor(std::size_t i, std::size_t who,
                                const std::function<bool()>* stop = nullptr) {
     ReaderSet* readers = lease_.operator->();
-    CompiledByDay* compiled = &compiled_;
     if (who > 0) {
       Helper& h = helpers_[who - 1];
       if (!h.lease) h.lease.emplace(store_, store_.TakeReaderSet());
-      if (!h.compiled) h.compiled.emplace(*req_.query, req_.deadline);
       readers = h.lease->operator->();
-      compiled = &*h.compiled;
     }
     auto reader = readers->For(days_[i]);
     if (!reader.ok()) return reader.status();
-    auto q = compiled->For(days_[i], **reader, stop);
+    auto q = compiled_.For(days_[i], **reader, stop);
     if (!q.ok()) return q.status();
     return ReadTarget{*reader, *q};
   }

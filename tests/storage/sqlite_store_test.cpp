@@ -469,6 +469,8 @@ TEST_F(SqliteStoreTest, HitsAndTotalsOverManyDaysAreTheSameWhoeverReadsThem) {
   std::vector<Case> cases;
   cases.push_back({Msg("step"), 10'000, 300u * kDays, true, {"d6-299", "d6-298", "d6-297"}});
   cases.push_back({Msg("needle"), 10'000, kDays, true, {"d6-7", "d5-7", "d4-7"}});
+  // Expanded against each day's vocabulary, once per day for all threads.
+  cases.push_back({Term("", "need", false, true), 10'000, kDays, true, {"d6-7", "d5-7", "d4-7"}});
   cases.push_back({Msg("oddity"), 10'000, 5, true, {"d2-4", "d2-3", "d2-2"}});
   cases.push_back({Msg("rare"), 10'000, 100u * kDays, true});
   cases.push_back({Msg("absent"), 10'000, 0, true});
