@@ -336,7 +336,7 @@ class SqliteStore::DaySearch {
     auto target = TargetFor(0, 0);
     if (!target.ok()) return target.status();
     auto [reader, q] = *target;
-    return ReadHits(0, *reader, *q, nullptr).status();
+    return ReadHits(0, HitsWanted(0), *reader, *q, nullptr);
   }
 
   // Once the batch is over: the newest limit + 1 hits (at most) and the
@@ -375,16 +375,12 @@ class SqliteStore::DaySearch {
     auto target = TargetFor(i, who, want == 0 ? &capped : nullptr);
     if (!target.ok()) return want == 0 && capped() ? !Done() : Fail(target.status());
     auto [reader, q] = *target;
-    std::optional<std::size_t> all;  // the day's matches, when its hits were all of them
     if (want > 0) {
-      auto read = ReadHits(i, *reader, *q, [this, i] { return HitsWanted(i) == 0; });
-      if (!read.ok()) return Fail(read.status());
-      all = *read;
+      Status read = ReadHits(i, want, *reader, *q, [this, i] { return HitsWanted(i) == 0; });
+      if (!read.ok()) return Fail(std::move(read));
     }
-    if (all) {
-      AddCount(i, *all);
-    } else if (const std::uint64_t so_far = counted_.load();
-               CountWanted(i) && so_far < req_.count_limit) {
+    if (const std::uint64_t so_far = counted_.load();
+        !per_day_[i].counted.load() && so_far < req_.count_limit) {
       // The newest day's count is moot once its hits turn out to be all.
       const std::function<bool()> moot = [this, i] {
         return per_day_[i].counted.load() || counted_.load() >= req_.count_limit;
@@ -398,14 +394,11 @@ class SqliteStore::DaySearch {
     return !Done();
   }
 
-  // Reads up to HitsWanted-at-start hits of day i. Returns the day's match
-  // count when they were all of them over the counted range, else nullopt;
-  // gives up (keeping none) when `abandon` turns true between rows.
-  Result<std::optional<std::size_t>> ReadHits(std::size_t i, PartitionReader& reader,
-                                              const CompiledQuery& q,
-                                              const std::function<bool()>& abandon) {
-    const std::size_t want = HitsWanted(i);
-    if (want == 0) return std::optional<std::size_t>();
+  // Reads up to `want` hits of day i, giving up (keeping none) when
+  // `abandon` turns true between rows. When they were all of the day's
+  // matches over the counted range, they are its count too.
+  Status ReadHits(std::size_t i, std::size_t want, PartitionReader& reader, const CompiledQuery& q,
+                  const std::function<bool()>& abandon) {
     Day& d = per_day_[i];
     auto done = RunHits(reader, q, range_.lo, range_.hits_hi, want, req_.deadline, d.hits, abandon);
     if (!done.ok()) return done.status();
@@ -417,9 +410,8 @@ class SqliteStore::DaySearch {
       fetched_hits_ += got;
     }
     // Fewer hits than asked for, over the counted range: all of them.
-    const bool all = *done && got < want && range_.hits_hi == range_.hi;
-    if (all && i == 0) AddCount(0, got);  // before item 0 counts it again
-    return all ? std::optional<std::size_t>(got) : std::nullopt;
+    if (*done && got < want && range_.hits_hi == range_.hi) AddCount(i, got);
+    return Status::Ok();
   }
 
   // Day i's connection and compiled query for participant `who`. Compiling
