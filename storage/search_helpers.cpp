@@ -92,6 +92,11 @@ void SearchHelpers::HelperLoop() {
   }
 }
 
+std::size_t SearchHelpers::pending_offers() const {
+  std::lock_guard lock(mu_);
+  return offered_.size();
+}
+
 void SearchHelpers::Close(BatchState& state) {
   {
     std::unique_lock lock(state.mu);
@@ -100,6 +105,9 @@ void SearchHelpers::Close(BatchState& state) {
   }
   std::lock_guard lock(mu_);
   --open_batches_;
+  // Invitations no helper took in time would otherwise be popped later, each
+  // costing a helper a wake-up that could have gone to an open batch.
+  std::erase_if(offered_, [&state](const auto& offer) { return offer.get() == &state; });
 }
 
 SearchHelpers::Batch::Batch(SearchHelpers& owner, std::shared_ptr<BatchState> state)

@@ -80,12 +80,15 @@ class SearchHelpers {
   // Items helpers have worked on since start (for tests and metrics).
   std::uint64_t helped_items() const { return helped_items_.load(std::memory_order_relaxed); }
 
+  // Invitations waiting for a helper (for tests): a finished batch leaves none.
+  std::size_t pending_offers() const;
+
  private:
   void HelperLoop();
   void Close(BatchState& state);
   static std::uint64_t RunItems(BatchState& state, std::size_t who);
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable wake_;
   std::deque<std::shared_ptr<BatchState>> offered_;  // guarded by mu_
   std::size_t idle_ = 0;                             // guarded by mu_

@@ -125,6 +125,19 @@ TEST(SearchHelpersTest, NotOfferedWhileMoreBatchesAreOpenThanHelpers) {
   EXPECT_TRUE(HelpersJoinABatch(helpers, 4));  // alone again: helped
 }
 
+TEST(SearchHelpersTest, AFinishedBatchLeavesNoInvitationBehind) {
+  SearchHelpers helpers(2, nullptr);
+  ASSERT_TRUE(HelpersJoinABatch(helpers, 4));
+  // A batch this short is mostly over before a woken helper takes its
+  // invitation; the invitation must not outlive the batch.
+  for (int i = 0; i < 200; ++i) {
+    SearchHelpers::Batch batch = helpers.Start(3, [](std::size_t, std::size_t) { return true; });
+    batch.Finish();
+    ASSERT_EQ(helpers.pending_offers(), 0u) << "after batch " << i;
+  }
+  EXPECT_TRUE(HelpersJoinABatch(helpers, 4));
+}
+
 TEST(SearchHelpersTest, ThreadStartHookRunsOnEveryHelper) {
   std::atomic<int> started{0};
   {
