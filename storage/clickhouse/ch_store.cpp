@@ -1,6 +1,7 @@
 #include "storage/clickhouse/ch_store.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <random>
 #include <unordered_map>
@@ -36,6 +37,11 @@ const ChSettings kReadSettings = {{"output_format_json_quote_64bit_integers", "0
 // Newest-first searches ask these windows back from the end of the range
 // in turn, the last one reaching its start.
 constexpr TimeMs kWindows[] = {3'600'000, 86'400'000, 7 * 86'400'000};
+
+// A row can go between the read of its key and the read of the row (a
+// merge collapses the copies of a resent event, a day is dropped): the
+// window is then read again, up to this many times in all.
+constexpr int kReadAttempts = 3;
 
 // "SELECT <columns> FROM (SELECT <key> AS key, <time> AS t, * FROM table
 // WHERE <conditions>)": the inner query names the computed columns.
@@ -460,17 +466,21 @@ Result<SearchPage> ClickHouseStore::Search(const SearchRequest& req) {
   while (page.hits.size() < wanted && end > req.from) {
     const TimeMs span = window < std::size(kWindows) ? kWindows[window++] : end - req.from;
     const TimeMs start = std::max(req.from, end - span);
-    std::string conditions = TimeBounds(start, end) + " AND (" + *where + ")";
-    std::string outer;
-    if (req.before) outer = fmt::format(" WHERE key < {}", *req.before);
-    auto body = Query(
-        fmt::format("SELECT {} FROM {}{} ORDER BY key DESC LIMIT 1 BY id LIMIT {}{}", kHitColumns,
-                    FromEvents(table_, conditions), outer, wanted - page.hits.size(), kJsonRows),
-        req.deadline, &page.partial);
-    if (!body.ok()) return body.status();
-    auto hits = ParseHits(*body);
-    if (!hits.ok()) return hits.status();
-    for (StoredEvent& e : *hits) page.hits.push_back(std::move(e));
+    KeyQuery q;
+    q.conditions = TimeBounds(start, end) + " AND (" + *where + ")";
+    q.lo = ChEventKey(start, 0);
+    q.hi = req.before ? std::min(*req.before, ChEventKey(end, 0)) - 1 : ChEventKey(end, 0) - 1;
+    q.limit = wanted - page.hits.size();
+    std::vector<StoredEvent> hits;
+    for (int attempt = 1;; ++attempt) {
+      auto keys = MatchingKeys(q, req.deadline, &page.partial);
+      if (!keys.ok()) return keys.status();
+      auto rows = RowsOf(*keys, false, req.deadline, &page.partial);
+      if (!rows.ok()) return rows.status();
+      hits = std::move(*rows);
+      if (hits.size() == keys->size() || attempt == kReadAttempts) break;
+    }
+    for (StoredEvent& e : hits) page.hits.push_back(std::move(e));
     end = start;
   }
   if (page.hits.size() == wanted) {
@@ -611,56 +621,142 @@ Result<ScanPage> ClickHouseStore::Scan(const ScanRequest& req) {
     const TimeMs span = window < std::size(kWindows) ? kWindows[window++] : b - a;
     const TimeMs start = req.ascending ? a : std::max(a, b - span);
     const TimeMs end = req.ascending ? std::min(b, a + span) : b;
-    ScanWindow w;
-    w.where = &*where;
-    w.start = start;
-    w.end = end;
-    w.lo = std::max(req.lo, ChEventKey(start, 0));
-    w.hi = std::min(req.hi, ChEventKey(end, 0) - 1);
-    w.limit = req.limit - page.events.size();
-    if (req.max_bytes != std::numeric_limits<std::size_t>::max())
-      w.max_bytes = req.max_bytes - bytes;
-    auto hits = ScanRows(w, req);
-    if (!hits.ok()) return hits.status();
-    for (StoredEvent& e : *hits) {
+    KeyQuery q;
+    q.conditions = TimeBounds(start, end) + " AND (" + *where + ")";
+    q.lo = std::max(req.lo, ChEventKey(start, 0));
+    q.hi = std::min(req.hi, ChEventKey(end, 0) - 1);
+    q.ascending = req.ascending;
+    q.limit = req.limit - page.events.size();
+    const std::size_t budget = req.max_bytes == std::numeric_limits<std::size_t>::max()
+                                   ? req.max_bytes
+                                   : req.max_bytes - bytes;
+    bool full = false;
+    std::vector<StoredEvent> hits;
+    for (int attempt = 1;; ++attempt) {
+      auto keys = MatchingKeys(q, req.deadline, nullptr);
+      if (!keys.ok()) return keys.status();
+      bool vanished = false;
+      full = false;
+      auto rows = ScanRowsOf(*keys, req, budget, &full, &vanished);
+      if (!rows.ok()) return rows.status();
+      hits = std::move(*rows);
+      if (!vanished || attempt == kReadAttempts) break;
+    }
+    for (StoredEvent& e : hits) {
       bytes += e.source.size();
       page.events.push_back(std::move(e));
-      if (page.events.size() == req.limit || bytes > req.max_bytes) {
-        page.more = true;
-        return page;
-      }
+    }
+    if (full || page.events.size() == req.limit) {
+      page.more = true;
+      return page;
     }
     (req.ascending ? a : b) = req.ascending ? end : start;
   }
   return page;
 }
 
-// The matching events of one window, in scan order, at most w.limit of
-// them, ending with the one that takes their sources past w.max_bytes.
-Result<std::vector<StoredEvent>> ClickHouseStore::ScanRows(const ScanWindow& w,
-                                                           const ScanRequest& req) {
-  const std::string order = req.ascending ? "ASC" : "DESC";
-  const std::string conditions = TimeBounds(w.start, w.end) + " AND (" + *w.where + ")";
-  const std::string rows = fmt::format(
-      "SELECT {} FROM {} WHERE key >= {} AND key <= {} ORDER BY key {} LIMIT 1 BY id LIMIT {}",
-      kHitColumns, FromEvents(table_, conditions), w.lo, w.hi, order, w.limit);
-  std::string cut;
-  // With a byte budget, the rows end at the event that takes their sources
-  // past it: a scalar subquery finds that event's key from the rows' keys
-  // and source sizes, so that large events are not all fetched only to be
-  // cut (an export's memory), in the same round trip.
-  if (w.max_bytes != std::numeric_limits<std::size_t>::max()) {
-    cut = fmt::format(
-        " AND key {} (SELECT if(i = 0, ks[length(ks)], ks[i]) FROM (SELECT groupArray(key) AS ks, "
-        "arrayFirstIndex(x -> x > {}, arrayCumSum(groupArray(length(source)))) AS i FROM "
-        "(SELECT key, source FROM ({}))))",
-        req.ascending ? "<=" : ">=", w.max_bytes, rows);
-  }
-  auto body = Query(fmt::format("SELECT {} FROM ({}) WHERE 1{} ORDER BY key {}{}", kHitColumns,
-                                rows, cut, order, kJsonRows),
-                    req.deadline);
+Result<std::vector<ClickHouseStore::KeyedId>> ClickHouseStore::MatchingKeys(
+    const KeyQuery& q, Clock::time_point deadline, bool* partial) {
+  std::vector<KeyedId> keys;
+  if (q.lo > q.hi || q.limit == 0) return keys;
+  // The copies of a resent event share its time, so its millisecond; the
+  // copy with the highest key stands for them all. Choosing it among the
+  // whole milliseconds at either end, not only the keys in [lo, hi], keeps
+  // a page that ends between two copies from showing the other one on the
+  // next page.
+  const EventKey ms_lo = q.lo & ~EventKey{kChSeqMask}, ms_hi = q.hi | EventKey{kChSeqMask};
+  auto body = Query(
+      fmt::format("SELECT key, id FROM (SELECT {} AS key, id FROM {} WHERE {} AND key >= {} AND "
+                  "key <= {} ORDER BY key DESC LIMIT 1 BY id) WHERE key >= {} AND key <= {} "
+                  "ORDER BY key {} LIMIT {}{}",
+                  kChEventKey, table_, q.conditions, ms_lo, ms_hi, q.lo, q.hi,
+                  q.ascending ? "ASC" : "DESC", q.limit, kJsonRows),
+      deadline, partial);
   if (!body.ok()) return body.status();
-  return ParseHits(*body);
+  Status s = ForEachJsonRow(*body, [&](const json::object& o) {
+    try {  // a missing column or another type throws
+      keys.push_back(KeyedId{json::value_to<std::int64_t>(o.at("key")),
+                             json::value_to<std::string>(o.at("id"))});
+    } catch (const std::exception&) {
+      return Status::Internal("ClickHouse: unexpected key row");
+    }
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  return keys;
+}
+
+Result<std::vector<StoredEvent>> ClickHouseStore::RowsOf(std::span<const KeyedId> keys,
+                                                         bool ascending, Clock::time_point deadline,
+                                                         bool* partial) {
+  if (keys.empty()) return std::vector<StoredEvent>{};
+  std::vector<KeyedId> wanted(keys.begin(), keys.end());
+  std::sort(wanted.begin(), wanted.end());
+  const EventKey lo = wanted.front().key, hi = wanted.back().key;
+  std::string listed;
+  for (const KeyedId& k : wanted) fmt::format_to(std::back_inserter(listed), "{},", k.key);
+  listed.pop_back();
+  // The time bounds let ClickHouse read only the primary key's part of the
+  // range; the list picks the rows.
+  auto body =
+      Query(fmt::format(
+                "SELECT {} AS key, {} AS t, id, idx, level, source FROM {} WHERE {} AND key >= {} "
+                "AND key <= {} AND key IN ({}) ORDER BY key {}{}",
+                kChEventKey, kChTimeMs, table_, TimeBounds(lo >> 20, (hi >> 20) + 1), lo, hi,
+                listed, ascending ? "ASC" : "DESC", kJsonRows),
+            deadline, partial);
+  if (!body.ok()) return body.status();
+  auto rows = ParseHits(*body);
+  if (!rows.ok()) return rows.status();
+  // A key names one event of one instance: another instance's event may
+  // have it too, and other copies of a resent event have other keys. So a
+  // row is kept when both its key and its id are the ones asked for.
+  std::vector<StoredEvent> out;
+  out.reserve(keys.size());
+  for (StoredEvent& e : *rows) {
+    const KeyedId probe{e.key, e.id};
+    const auto at = std::lower_bound(wanted.begin(), wanted.end(), probe);
+    if (at == wanted.end() || *at != probe) continue;
+    wanted.erase(at);  // once: a part not yet merged may hold a row twice
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+// Runs of keys grow with what the sources have weighed so far: 16 first,
+// then about what the rest of the budget holds.
+constexpr std::size_t kFirstRowRun = 16;
+
+Result<std::vector<StoredEvent>> ClickHouseStore::ScanRowsOf(const std::vector<KeyedId>& keys,
+                                                             const ScanRequest& req,
+                                                             std::size_t max_bytes, bool* full,
+                                                             bool* vanished) {
+  std::vector<StoredEvent> out;
+  std::size_t bytes = 0;
+  std::size_t next = 0;
+  const bool budgeted = max_bytes != std::numeric_limits<std::size_t>::max();
+  while (next < keys.size()) {
+    if (req.cancelled != nullptr && req.cancelled->load()) return Status::Unavailable("cancelled");
+    std::size_t run = keys.size() - next;
+    if (budgeted) {
+      const std::size_t average = out.empty() ? 0 : bytes / out.size() + 1;
+      run = std::min(run, average == 0 ? kFirstRowRun
+                                       : std::max(kFirstRowRun, (max_bytes - bytes) / average + 1));
+    }
+    auto rows = RowsOf(std::span(keys).subspan(next, run), req.ascending, req.deadline, nullptr);
+    if (!rows.ok()) return rows.status();
+    if (rows->size() < run) *vanished = true;
+    next += run;
+    for (StoredEvent& e : *rows) {
+      bytes += e.source.size();
+      out.push_back(std::move(e));
+      if (bytes > max_bytes) {
+        *full = true;
+        return out;
+      }
+    }
+  }
+  return out;
 }
 
 Result<std::optional<StoredEvent>> ClickHouseStore::Get(std::string_view id) {

@@ -16,7 +16,9 @@
 // collapse the copies). Its EventKey is (time in ms << 20) | seq, where seq
 // counts up in the writer from a random start (stored in the row), so keys
 // follow time as the SQLite store's do, and cursors and scans work alike.
-// Copies of a resent event have other keys; reads keep one per id.
+// Copies of a resent event have other keys in the same millisecond; reads
+// keep the highest key of each id there, so a page, a cursor's next page
+// and an export show the event once.
 //
 // Not as on SQLite: the bulk `create` of an _id that exists is stored again
 // (collapsed on read, not reported as a duplicate), and `index` replaces an
@@ -26,7 +28,9 @@
 // Reads compile the query (ch_query_compiler.h) and run it on one node
 // (the next one in turn when a node is unreachable). "Newest first" asks
 // widening time windows back from the end of the range, since 18.16 reads
-// a whole column for ORDER BY ... LIMIT without a lower time bound.
+// a whole column for ORDER BY ... LIMIT without a lower time bound. A page
+// of hits or of a scan is read as keys first, then those keys' rows (see
+// MatchingKeys below).
 //
 // Live tails: the observer hears of this instance's inserts as they
 // succeed, and of other instances' every tail_poll (ch_tail_feed.h).
@@ -54,6 +58,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <thread>
 
 #include "storage/clickhouse/ch_options.h"
@@ -141,15 +146,37 @@ class ClickHouseStore final : public EventStore {
                               Clock::time_point deadline, bool* partial = nullptr);
   // Histogram split by the level or the index.
   Result<HistogramTable> ColumnSplitHistogram(const SearchRequest& req, const HistogramSpec& spec);
-  // One time window of a scan page: [start, end) in ms, keys [lo, hi].
-  struct ScanWindow {
-    const std::string* where = nullptr;  // the compiled query
-    TimeMs start = 0, end = 0;
+  // Hits are read in two steps, because 18.16 sends every row of a
+  // subquery to the node that sorts it: a query whose rows are big (16 KiB
+  // documents) or many (a whole hour) moved all of them to find a page.
+  // First the keys of the page's events, sorted on each shard from the
+  // key's columns and one per id (MatchingKeys); then the rows of exactly
+  // those keys (RowsOf), without evaluating the query again. A key query:
+  // rows that match `conditions` (time bounds included) with keys in
+  // [lo, hi], the first `limit` of them in key order.
+  struct KeyQuery {
+    std::string conditions;
     EventKey lo = 0, hi = 0;
+    bool ascending = false;
     std::size_t limit = 0;
-    std::size_t max_bytes = std::numeric_limits<std::size_t>::max();
   };
-  Result<std::vector<StoredEvent>> ScanRows(const ScanWindow& w, const ScanRequest& req);
+  struct KeyedId {
+    EventKey key = 0;
+    std::string id;
+    auto operator<=>(const KeyedId&) const = default;
+  };
+  Result<std::vector<KeyedId>> MatchingKeys(const KeyQuery& q, Clock::time_point deadline,
+                                            bool* partial);
+  // The rows of `keys` (a run of one MatchingKeys answer), in its order.
+  Result<std::vector<StoredEvent>> RowsOf(std::span<const KeyedId> keys, bool ascending,
+                                          Clock::time_point deadline, bool* partial);
+  // A scan page's events from one window's keys: rows read a run of keys
+  // at a time, so that a byte budget stops before large events are fetched
+  // (an export's memory); ends with the event that takes the sources past
+  // max_bytes (*full then true). *vanished: a key's row was gone.
+  Result<std::vector<StoredEvent>> ScanRowsOf(const std::vector<KeyedId>& keys,
+                                              const ScanRequest& req, std::size_t max_bytes,
+                                              bool* full, bool* vanished);
   // Each day's parts over every node: bytes, and rows in `rows` (by day).
   Result<std::vector<PartitionInfo>> ListDays(std::map<std::int64_t, std::uint64_t>* rows);
   Result<DroppedPartition> DropDay(std::int64_t day);
