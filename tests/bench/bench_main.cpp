@@ -49,7 +49,9 @@
 //                one) and a fresh server over it (--storage clickhouse://):
 //                the same _bulk load, events/s beside phase 5's SQLite
 //                figure, then phase 6's queries (`clickhouse.query.*`; the
-//                probes this backend does not answer yet print an error).
+//                probes this backend does not answer yet print an error),
+//                and an ndjson export of every event (`clickhouse.export.*`,
+//                unless --skip export).
 //                Both shards share this machine's cores with dashcam, so the
 //                figures say little about a real cluster.
 // --baseline-only stops after 2; --dump-ndjson PATH writes the events after 1
@@ -373,11 +375,15 @@ void ReportServerFootprint(const TestServer& server, const fs::path& data_dir, i
   PrintMetric("disk.bytes_per_event", per_event, "bytes", 1);
 }
 
-// Phase 6b. Returns the number of exports that failed or missed events.
-int ExportPhase(const TestServer& server, int64_t events, Watchdog& watchdog) {
+// Phase 6b (and 12's export): each format's export, its figures printed
+// under `name`.FORMAT. Returns the number of exports that failed or missed
+// events.
+int ExportPhase(const TestServer& server, int64_t events, Watchdog& watchdog,
+                const std::string& name = "export",
+                std::initializer_list<const char*> formats = {"ndjson", "csv", "text"}) {
   int failures = 0;
-  for (const char* format : {"ndjson", "csv", "text"}) {
-    const std::string prefix = std::string("export.") + format;
+  for (const char* format : formats) {
+    const std::string prefix = name + "." + format;
     Result<ExportTiming> t =
         TimeExport(server.port(), server.pid(), std::string("format=") + format);
     watchdog.Tick();
@@ -595,9 +601,14 @@ bool ClickHousePhase(const ServerRun& run, const std::string& binary, double bul
                                         .warmups = kSearchWarmups,
                                         .runs = run.flags.query_runs};
   RunQuerySuite(run.corpus, server.port(), server.pid(), query_options, watchdog);
+  const int export_failures =
+      run.flags.Skips("export")
+          ? 0
+          : ExportPhase(server, load.events_ok, watchdog, "clickhouse.export", {"ndjson"});
   server.Stop(SIGTERM, kStopGraceSeconds);
   server.Kill();
-  return load.failed_requests == 0 && load.events_ok > 0 && !watchdog.fired();
+  return load.failed_requests == 0 && load.events_ok > 0 && export_failures == 0 &&
+         !watchdog.fired();
 }
 
 // Phase 9b: the same _bulk load into a fresh server with --no-redaction.
