@@ -62,7 +62,8 @@ double ProcessCpuSeconds(pid_t pid) {
   return (utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
-Result<ExportTiming> TimeExport(std::uint16_t port, pid_t server_pid, const std::string& params) {
+Result<ExportTiming> TimeExport(std::uint16_t port, pid_t server_pid, const std::string& params,
+                                const std::function<void()>& progress) {
   testing::StreamClient client(port);
   if (!client.ok()) return Status::IoError("cannot connect");
   ExportTiming t;
@@ -81,6 +82,7 @@ Result<ExportTiming> TimeExport(std::uint16_t port, pid_t server_pid, const std:
     std::string piece = client.TakeBody();
     lines += Count(piece, "\n");
     t.bytes += piece.size();
+    if (progress && !piece.empty()) progress();
   }
   t.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   t.server_cpu_seconds = ProcessCpuSeconds(server_pid) - cpu_before;

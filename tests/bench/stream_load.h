@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,8 +33,10 @@ struct ExportTiming {
 };
 
 // `params` is the query string ("format=csv&order=asc"); `server_pid` is
-// read for CPU time (0: not measured).
-Result<ExportTiming> TimeExport(std::uint16_t port, pid_t server_pid, const std::string& params);
+// read for CPU time (0: not measured). `progress`, when set, is called
+// whenever a piece of the body arrives (a watchdog's tick).
+Result<ExportTiming> TimeExport(std::uint16_t port, pid_t server_pid, const std::string& params,
+                                const std::function<void()>& progress = {});
 
 class TailReaders {
  public:
