@@ -366,8 +366,21 @@ TEST_F(QueryLanguageTest, TimeBudgetStopsAScanningRegex) {
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   EXPECT_LE(CpuTicks(server_->pid()) - before, 5);
   // A selective query still fits the budget: on SQLite. A round trip to a
-  // ClickHouse cluster alone takes more than 20 ms.
-  if (!ExternalTestStorage()) EXPECT_EQ(Get("\"CUDA out of memory\"").status, 200);
+  // ClickHouse cluster alone takes more than 20 ms. It takes a few ms alone,
+  // but a sanitizer build on two busy cores can be descheduled past 20 ms
+  // (seen in CI): a few tries, each answered 200 or as a timeout.
+  if (ExternalTestStorage()) return;
+  int answered = 0;
+  for (int attempt = 0; attempt < 5 && answered == 0; ++attempt) {
+    const HttpResult sel = Get("\"CUDA out of memory\"");
+    if (sel.status == 200) {
+      ++answered;
+    } else {
+      ASSERT_EQ(sel.status, 503) << sel.body.substr(0, 300);
+      EXPECT_EQ(json::parse(sel.body).at("error").at("type").as_string(), "query_timeout");
+    }
+  }
+  EXPECT_EQ(answered, 1);
 }
 
 TEST_F(QueryLanguageTest, ElasticsearchQueryStringReadsLowercaseOperatorsAsWords) {
