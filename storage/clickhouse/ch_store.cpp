@@ -34,9 +34,19 @@ constexpr const char* kHitColumns = "key, t, id, idx, level, source";
 constexpr const char* kJsonRows = " FORMAT JSONEachRow";
 const ChSettings kReadSettings = {{"output_format_json_quote_64bit_integers", "0"}};
 
-// Newest-first searches ask these windows back from the end of the range
-// in turn, the last one reaching its start.
-constexpr TimeMs kWindows[] = {3'600'000, 86'400'000, 7 * 86'400'000};
+// 18.16 reads (and for LIMIT 1 BY, sorts) every matching key of a range
+// before ORDER BY ... LIMIT, so a page reads windows of time in turn from
+// the end it starts at: the first small, each next one eight times wider,
+// until it has enough or has reached the range's other end. A window holding
+// far more events than the page wants costs a read of them all (an hour of
+// a busy fleet: a million); an empty one, a round trip.
+constexpr TimeMs kFirstWindow = 60'000;
+constexpr TimeMs kMinWindow = 1'000;
+constexpr TimeMs kWindowGrowth = 8;
+
+TimeMs NextWindow(TimeMs span) {
+  return span > kMaxEventTime / kWindowGrowth ? kMaxEventTime : span * kWindowGrowth;
+}
 
 // A row can go between the read of its key and the read of the row (a
 // merge collapses the copies of a resent event, a day is dropped): the
@@ -83,16 +93,39 @@ Result<std::vector<StoredEvent>> ParseHits(const std::string& body) {
   return out;
 }
 
-// The two numbers of a one-row TabSeparated answer.
-Result<std::pair<std::uint64_t, std::uint64_t>> ParseCounts(const std::string& body) {
-  std::pair<std::uint64_t, std::uint64_t> out;
-  const char* end = body.data() + body.size();
-  const auto first = std::from_chars(body.data(), end, out.first);
-  if (first.ec != std::errc() || first.ptr == end || *first.ptr != '\t' ||
-      std::from_chars(first.ptr + 1, end, out.second).ec != std::errc()) {
-    return Status::Internal("ClickHouse: unexpected answer " + body);
+// A search's matches: how many, and the times of the newest and the oldest.
+struct MatchSummary {
+  std::uint64_t n = 0;
+  std::uint64_t newest = 0, oldest = 0;
+};
+
+// The three numbers of a one-row TabSeparated answer.
+Result<MatchSummary> ParseMatchSummary(const std::string& body) {
+  MatchSummary out;
+  const char* at = body.data();
+  const char* const end = body.data() + body.size();
+  std::uint64_t* const cells[] = {&out.n, &out.newest, &out.oldest};
+  for (std::size_t i = 0; i < std::size(cells); ++i) {
+    if (i > 0) {
+      if (at == end || *at != '\t')
+        return Status::Internal("ClickHouse: unexpected answer " + body);
+      ++at;
+    }
+    const auto parsed = std::from_chars(at, end, *cells[i]);
+    if (parsed.ec != std::errc()) return Status::Internal("ClickHouse: unexpected answer " + body);
+    at = parsed.ptr;
   }
   return out;
+}
+
+// A search's first window, from the density of its matches: on average
+// `wanted` of them four times over (matches bunch in time). The next
+// windows widen from there.
+TimeMs FirstSearchWindow(const MatchSummary& m, std::size_t wanted) {
+  if (m.n == 0 || m.newest < m.oldest) return kFirstWindow;
+  const long double span = static_cast<long double>(m.newest - m.oldest + 1) * 4.0L *
+                           static_cast<long double>(wanted) / static_cast<long double>(m.n);
+  return static_cast<TimeMs>(std::clamp<long double>(span, kMinWindow, kMaxEventTime));
 }
 
 // One string column of each JSONEachRow row of `body`.
@@ -195,21 +228,42 @@ void ClickHouseStore::Close() {
 
 namespace {
 
-// An id for an event the client gave none: a hash of what the event is
-// (time, index, document) and of how many identical events came before it
-// in the same batch. A client that resends a batch after an error (as
-// Filebeat does after a 503 item) so sends the same ids again, and reads
-// collapse the copies (ch_schema.h); identical lines within one request
-// stay apart. 80 bits, as 20 hex digits.
+// An id for an event the client gave none: its time, then a hash of what
+// the event is (time, index, document) and of how many identical events
+// came before it in the same batch. A client that resends a batch after an
+// error (as Filebeat does after a 503 item) so sends the same ids again, and
+// reads collapse the copies (ch_schema.h); identical lines within one
+// request stay apart. The time (milliseconds, 11 hex digits) lets Get read
+// one millisecond instead of every id; the hash only has to tell apart the
+// events of one millisecond: 64 bits, 16 hex digits.
+constexpr std::size_t kContentIdTimeDigits = 11;
+constexpr std::size_t kContentIdDigits = kContentIdTimeDigits + 16;
+
 std::string ContentId(const Record& r, std::uint32_t occurrence) {
   std::string bytes = fmt::format("{}\x1f{}\x1f{}\x1f", r.ts_ms, occurrence, r.index);
   bytes += r.source;
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_Digest(bytes.data(), bytes.size(), md, &len, EVP_sha256(), nullptr);
-  std::string id;
-  for (unsigned i = 0; i < 10; ++i) fmt::format_to(std::back_inserter(id), "{:02x}", md[i]);
+  std::string id = fmt::format("{:0{}x}", r.ts_ms, kContentIdTimeDigits);
+  for (unsigned i = 0; i < 8; ++i) fmt::format_to(std::back_inserter(id), "{:02x}", md[i]);
   return id;
+}
+
+// The time an id of ContentId's form names; nullopt for any other id. A
+// client's own id may have that form too (and another time), so a miss at
+// that time is not an answer.
+std::optional<TimeMs> ContentIdTime(std::string_view id) {
+  if (id.size() != kContentIdDigits) return std::nullopt;
+  for (char c : id) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return std::nullopt;
+  }
+  TimeMs t = 0;
+  const char* const time_end = id.data() + kContentIdTimeDigits;
+  const auto parsed = std::from_chars(id.data(), time_end, t, 16);
+  if (parsed.ec != std::errc() || parsed.ptr != time_end) return std::nullopt;
+  if (t < kMinEventTime || t >= kMaxEventTime) return std::nullopt;
+  return t;
 }
 
 }  // namespace
@@ -445,27 +499,26 @@ Result<SearchPage> ClickHouseStore::Search(const SearchRequest& req) {
   // then start where the hits are.
   TimeMs end = req.to;
   if (req.before) end = std::min(end, (*req.before >> 20) + 1);
+  // One hit more than asked tells whether there is a next page.
+  const std::size_t wanted = req.limit + 1;
+  TimeMs span = kFirstWindow;
   if (req.count_limit > 0) {
     auto body = Query(
-        fmt::format("SELECT uniqExact(id), max(t) FROM {} FORMAT TabSeparated",
+        fmt::format("SELECT uniqExact(id), max(t), min(t) FROM {} FORMAT TabSeparated",
                     FromEvents(table_, TimeBounds(req.from, req.to) + " AND (" + *where + ")")),
         req.deadline, &page.partial);
     if (!body.ok()) return body.status();
-    auto counted = ParseCounts(*body);
+    auto counted = ParseMatchSummary(*body);
     if (!counted.ok()) return counted.status();
-    const auto [n, newest] = *counted;
-    page.total_exact = n < req.count_limit;  // as SQLite: counting stops at the limit
-    page.total = std::min<std::uint64_t>(n, req.count_limit);
-    if (n == 0) return page;
-    end = std::min<TimeMs>(end, static_cast<TimeMs>(newest) + 1);
+    page.total_exact = counted->n < req.count_limit;  // as SQLite: counting stops at the limit
+    page.total = std::min<std::uint64_t>(counted->n, req.count_limit);
+    if (counted->n == 0) return page;
+    end = std::min<TimeMs>(end, static_cast<TimeMs>(counted->newest) + 1);
+    span = FirstSearchWindow(*counted, wanted);
   }
   // Newest first, one window at a time back from the end.
-  std::size_t window = 0;
-  // One hit more than asked tells whether there is a next page.
-  const std::size_t wanted = req.limit + 1;
-  while (page.hits.size() < wanted && end > req.from) {
-    const TimeMs span = window < std::size(kWindows) ? kWindows[window++] : end - req.from;
-    const TimeMs start = std::max(req.from, end - span);
+  for (; page.hits.size() < wanted && end > req.from; span = NextWindow(span)) {
+    const TimeMs start = end - req.from > span ? end - span : req.from;
     KeyQuery q;
     q.conditions = TimeBounds(start, end) + " AND (" + *where + ")";
     q.lo = ChEventKey(start, 0);
@@ -603,8 +656,7 @@ Result<TermsResult> ClickHouseStore::TopValues(const SearchRequest& req, const s
   return TopValuesByScan(*this, req, field, size, max_events);
 }
 
-// 18.16 reads every matching row of a range before ORDER BY ... LIMIT, so
-// a page asks widening windows of time from the scan's start (as Search
+// A page reads widening windows of time from the scan's start (as Search
 // does), keeping what each finds, rather than the whole rest of the range.
 Result<ScanPage> ClickHouseStore::Scan(const ScanRequest& req) {
   if (req.cancelled != nullptr && req.cancelled->load()) return Status::Unavailable("cancelled");
@@ -615,12 +667,11 @@ Result<ScanPage> ClickHouseStore::Scan(const ScanRequest& req) {
   if (!where.ok()) return where.status();
   ScanPage page;
   std::size_t bytes = 0;
-  std::size_t window = 0;
   TimeMs a = from, b = to;  // what is left: [a, b)
-  while (a < b) {
-    const TimeMs span = window < std::size(kWindows) ? kWindows[window++] : b - a;
-    const TimeMs start = req.ascending ? a : std::max(a, b - span);
-    const TimeMs end = req.ascending ? std::min(b, a + span) : b;
+  for (TimeMs span = kFirstWindow; a < b; span = NextWindow(span)) {
+    const TimeMs width = std::min(span, b - a);
+    const TimeMs start = req.ascending ? a : b - width;
+    const TimeMs end = req.ascending ? a + width : b;
     KeyQuery q;
     q.conditions = TimeBounds(start, end) + " AND (" + *where + ")";
     q.lo = std::max(req.lo, ChEventKey(start, 0));
@@ -759,15 +810,27 @@ Result<std::vector<StoredEvent>> ClickHouseStore::ScanRowsOf(const std::vector<K
   return out;
 }
 
+// The id column has no index of its own: an id that names its time is
+// looked for in that millisecond first (a few granules), any other id, or
+// one not found there, in the whole table.
 Result<std::optional<StoredEvent>> ClickHouseStore::Get(std::string_view id) {
-  auto body = Query(fmt::format("SELECT {} FROM {} LIMIT 1{}", kHitColumns,
-                                FromEvents(table_, "id = " + ChString(id)), kJsonRows),
-                    Clock::now() + options_.cluster.timeout);
-  if (!body.ok()) return body.status();
-  auto hits = ParseHits(*body);
-  if (!hits.ok()) return hits.status();
-  if (hits->empty()) return std::optional<StoredEvent>();
-  return std::optional<StoredEvent>(std::move(hits->front()));
+  const Clock::time_point deadline = Clock::now() + options_.cluster.timeout;
+  auto find = [&](const std::string& where) -> Result<std::optional<StoredEvent>> {
+    auto body = Query(fmt::format("SELECT {} FROM {} LIMIT 1{}", kHitColumns,
+                                  FromEvents(table_, where), kJsonRows),
+                      deadline);
+    if (!body.ok()) return body.status();
+    auto hits = ParseHits(*body);
+    if (!hits.ok()) return hits.status();
+    if (hits->empty()) return std::optional<StoredEvent>();
+    return std::optional<StoredEvent>(std::move(hits->front()));
+  };
+  const std::string is_id = "id = " + ChString(id);
+  if (const std::optional<TimeMs> t = ContentIdTime(id)) {
+    auto found = find(TimeBounds(*t, *t + 1) + " AND " + is_id);
+    if (!found.ok() || *found) return found;
+  }
+  return find(is_id);
 }
 
 Result<FieldsSummary> ClickHouseStore::SummarizeFields(const SearchRequest& req,

@@ -561,6 +561,56 @@ TEST(ClickHouseStoreTest, ABatchSentTwiceIsReadOnce) {
   EXPECT_EQ(server.Stop(), 0) << server.ReadLog();
 }
 
+// An event is found by its id (context's anchor) whatever the id: one
+// dashcam made (it leads with the event's time, which narrows the read), a
+// client's of that very form but naming another time, and any other.
+TEST(ClickHouseStoreTest, AnEventIsFoundByItsIdWhateverItsForm) {
+  ClickHouseCluster cluster(2);
+  ASSERT_TRUE(cluster.Start()) << cluster.error();
+  TempDir dir;
+  TestServer server(dir.path() + "/data",
+                    {"--storage", cluster.StorageUrl("byid"), "--no-detectors"});
+  ASSERT_TRUE(server.Start()) << server.error() << server.ReadLog();
+  const std::int64_t base_ms = 1795903200000;
+  // Events 0..9 without ids, 10 with an id shaped like dashcam's own but
+  // naming a time a day later, 11 with an ordinary one.
+  const std::string lookalike = fmt::format("{:011x}0123456789abcdef", base_ms + 86'400'000);
+  std::string body = BulkBody(0, 10, base_ms);
+  body += fmt::format("{{\"create\":{{\"_id\":\"{}\"}}}}\n{}\n", lookalike,
+                      Document(MakeEvent(10, base_ms)));
+  body += "{\"create\":{\"_id\":\"mine-11\"}}\n" + Document(MakeEvent(11, base_ms)) + "\n";
+  HttpClient client("127.0.0.1", server.port());
+  HttpResult r = client.Post("/_bulk", body, {{"Content-Type", "application/x-ndjson"}});
+  ASSERT_EQ(r.status, 200) << r.body.substr(0, 300);
+  const json::value answer = json::parse(r.body);
+  std::vector<std::string> ids;
+  for (const json::value& item : answer.at("items").as_array())
+    ids.emplace_back(item.at("create").at("_id").as_string());
+  ASSERT_EQ(ids.size(), 12u);
+  EXPECT_EQ(ids[10], lookalike);
+  EXPECT_EQ(ids[11], "mine-11");
+  for (int i = 0; i < 12; ++i) {
+    HttpResult c = client.Get("/api/v1/context?before=1&after=1&id=" + UrlEncode(ids[i]));
+    ASSERT_EQ(c.status, 200) << ids[i] << ": " << c.body.substr(0, 300);
+    const json::value context = json::parse(c.body);
+    EXPECT_EQ(context.at("anchor").as_string(), ids[i]);
+    bool found = false;
+    for (const json::value& ev : context.at("events").as_array()) {
+      if (!ev.as_object().contains("anchor")) continue;
+      found = true;
+      EXPECT_EQ(ev.at("_id").as_string(), ids[i]);
+      EXPECT_EQ(ev.at("_source").at("message").as_string(), MakeEvent(i, base_ms).message)
+          << ids[i];
+    }
+    EXPECT_TRUE(found) << c.body.substr(0, 300);
+  }
+  // An id of dashcam's form that no event has is still not found.
+  HttpResult missing =
+      client.Get(fmt::format("/api/v1/context?id={:011x}fedcba9876543210", base_ms));
+  EXPECT_EQ(missing.status, 404) << missing.body.substr(0, 300);
+  EXPECT_EQ(server.Stop(), 0) << server.ReadLog();
+}
+
 // The live tail works across instances: a tail opened on B shows the
 // matching events written through A, once each, within a few seconds, and
 // what B writes itself once too.
