@@ -11,9 +11,9 @@
 // collapsed on read (ch_schema.h). Each node is tried in turn.
 //
 // Event ids and keys: an event is stored under the client's _id, else an id
-// hashed from its time, index, document and rank among identical events of
-// its batch, so that a client's resent batch brings the same ids (and reads
-// collapse the copies). Its EventKey is (time in ms << 20) | seq, where seq
+// of its time (so that Get reads one millisecond) and a hash of its time,
+// index, document and rank among identical events of its batch, so that a
+// client's resent batch brings the same ids (and reads collapse the copies). Its EventKey is (time in ms << 20) | seq, where seq
 // counts up in the writer from a random start (stored in the row), so keys
 // follow time as the SQLite store's do, and cursors and scans work alike.
 // Copies of a resent event have other keys in the same millisecond; reads
@@ -26,9 +26,11 @@
 // where one per id is shown within a time window or page).
 //
 // Reads compile the query (ch_query_compiler.h) and run it on one node
-// (the next one in turn when a node is unreachable). "Newest first" asks
-// widening time windows back from the end of the range, since 18.16 reads
-// a whole column for ORDER BY ... LIMIT without a lower time bound. A page
+// (the next one in turn when a node is unreachable). "Newest first" (and a
+// scan either way) asks time windows from where it starts, small first,
+// each next one eight times wider, since 18.16 reads and sorts every
+// matching key of a range for ORDER BY ... LIMIT; a search sizes its first
+// window from the count it makes first. A page
 // of hits or of a scan is read as keys first, then those keys' rows (see
 // MatchingKeys below).
 //
