@@ -13,12 +13,13 @@
 // Event ids and keys: an event is stored under the client's _id, else an id
 // of its time (so that Get reads one millisecond) and a hash of its time,
 // index, document and rank among identical events of its batch, so that a
-// client's resent batch brings the same ids (and reads collapse the copies). Its EventKey is (time in ms << 20) | seq, where seq
-// counts up in the writer from a random start (stored in the row), so keys
-// follow time as the SQLite store's do, and cursors and scans work alike.
-// Copies of a resent event have other keys in the same millisecond; reads
-// keep the highest key of each id there, so a page, a cursor's next page
-// and an export show the event once.
+// client's resent batch brings the same ids (and reads collapse the
+// copies). Its EventKey is (time in ms << 20) | seq, where seq counts up in
+// the writer from a random start (stored in the row), so keys follow time as
+// the SQLite store's do, and cursors and scans work alike. Copies of a
+// resent event have other keys in the same millisecond; reads keep the
+// highest key of each id there, so a page, a cursor's next page and an
+// export show the event once.
 //
 // Not as on SQLite: the bulk `create` of an _id that exists is stored again
 // (collapsed on read, not reported as a duplicate), and `index` replaces an
