@@ -99,23 +99,22 @@ struct MatchSummary {
   std::uint64_t newest = 0, oldest = 0;
 };
 
-// The three numbers of a one-row TabSeparated answer.
+// The one row of the count query below (JSONEachRow).
 Result<MatchSummary> ParseMatchSummary(const std::string& body) {
-  MatchSummary out;
-  const char* at = body.data();
-  const char* const end = body.data() + body.size();
-  std::uint64_t* const cells[] = {&out.n, &out.newest, &out.oldest};
-  for (std::size_t i = 0; i < std::size(cells); ++i) {
-    if (i > 0) {
-      if (at == end || *at != '\t')
-        return Status::Internal("ClickHouse: unexpected answer " + body);
-      ++at;
+  std::optional<MatchSummary> out;
+  Status s = ForEachJsonRow(body, [&](const json::object& o) {
+    try {  // a missing column or another type throws
+      out = MatchSummary{json::value_to<std::uint64_t>(o.at("n")),
+                         json::value_to<std::uint64_t>(o.at("newest")),
+                         json::value_to<std::uint64_t>(o.at("oldest"))};
+    } catch (const std::exception&) {
+      return Status::Internal("ClickHouse: unexpected count row");
     }
-    const auto parsed = std::from_chars(at, end, *cells[i]);
-    if (parsed.ec != std::errc()) return Status::Internal("ClickHouse: unexpected answer " + body);
-    at = parsed.ptr;
-  }
-  return out;
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  if (!out) return Status::Internal("ClickHouse: no count row");
+  return *out;
 }
 
 // A search's first window, from the density of its matches: on average
@@ -504,8 +503,9 @@ Result<SearchPage> ClickHouseStore::Search(const SearchRequest& req) {
   TimeMs span = kFirstWindow;
   if (req.count_limit > 0) {
     auto body = Query(
-        fmt::format("SELECT uniqExact(id), max(t), min(t) FROM {} FORMAT TabSeparated",
-                    FromEvents(table_, TimeBounds(req.from, req.to) + " AND (" + *where + ")")),
+        fmt::format("SELECT uniqExact(id) AS n, max(t) AS newest, min(t) AS oldest FROM {}{}",
+                    FromEvents(table_, TimeBounds(req.from, req.to) + " AND (" + *where + ")"),
+                    kJsonRows),
         req.deadline, &page.partial);
     if (!body.ok()) return body.status();
     auto counted = ParseMatchSummary(*body);
@@ -518,7 +518,7 @@ Result<SearchPage> ClickHouseStore::Search(const SearchRequest& req) {
   }
   // Newest first, one window at a time back from the end.
   for (; page.hits.size() < wanted && end > req.from; span = NextWindow(span)) {
-    const TimeMs start = end - req.from > span ? end - span : req.from;
+    const TimeMs start = end - std::min(span, end - req.from);
     KeyQuery q;
     q.conditions = TimeBounds(start, end) + " AND (" + *where + ")";
     q.lo = ChEventKey(start, 0);
