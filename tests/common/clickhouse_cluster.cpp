@@ -91,7 +91,12 @@ std::string ClickHouseCluster::ServerBinary() {
 ClickHouseCluster::ClickHouseCluster(int shards) : nodes_(static_cast<std::size_t>(shards)) {}
 
 ClickHouseCluster::~ClickHouseCluster() {
-  for (int i = 0; i < nodes(); ++i) StopNode(i);
+  // Every node is signalled before any is waited for: a node waits for the
+  // connections other nodes keep open to it (ClickHouse's
+  // shutdown_wait_unfinished, then its receive timeout), about 10 s when the
+  // node holding them is still up, and they close as that node stops.
+  for (int i = 0; i < nodes(); ++i) SignalNode(i);
+  for (int i = 0; i < nodes(); ++i) ReapNode(i);
 }
 
 bool ClickHouseCluster::Start() {
@@ -175,9 +180,18 @@ bool ClickHouseCluster::WaitUntilAnswering(int i, std::chrono::seconds timeout) 
 }
 
 void ClickHouseCluster::StopNode(int i) {
+  SignalNode(i);
+  ReapNode(i);
+}
+
+void ClickHouseCluster::SignalNode(int i) {
+  const Node& n = nodes_[static_cast<std::size_t>(i)];
+  if (n.pid > 0) ::kill(n.pid, SIGTERM);
+}
+
+void ClickHouseCluster::ReapNode(int i) {
   Node& n = nodes_[static_cast<std::size_t>(i)];
   if (n.pid <= 0) return;
-  ::kill(n.pid, SIGTERM);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   int status = 0;
   while (::waitpid(n.pid, &status, WNOHANG) == 0) {

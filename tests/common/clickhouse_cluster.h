@@ -59,6 +59,9 @@ class ClickHouseCluster {
     pid_t pid = -1;
   };
   bool WaitUntilAnswering(int i, std::chrono::seconds timeout);
+  // SIGTERM to node `i`; then its exit, with SIGKILL after 10 s.
+  void SignalNode(int i);
+  void ReapNode(int i);
   std::string NodeLog(int i) const;
 
   TempDir dir_;
