@@ -36,7 +36,8 @@ const ChSettings kReadSettings = {{"output_format_json_quote_64bit_integers", "0
 
 // 18.16 reads (and for LIMIT 1 BY, sorts) every matching key of a range
 // before ORDER BY ... LIMIT, so a page reads windows of time in turn from
-// the end it starts at: the first small, each next one eight times wider,
+// the end it starts at: the first small, each next one eight times wider
+// (a scan's, wider still when its matches so far are sparse: NextScanWindow),
 // until it has enough or has reached the range's other end. A window holding
 // far more events than the page wants costs a read of them all (an hour of
 // a busy fleet: a million); an empty one, a round trip.
@@ -46,6 +47,21 @@ constexpr TimeMs kWindowGrowth = 8;
 
 TimeMs NextWindow(TimeMs span) {
   return span > kMaxEventTime / kWindowGrowth ? kMaxEventTime : span * kWindowGrowth;
+}
+
+// A scan that has found nothing in its first two windows counts its
+// matches over as much time as the window two steps after its next one
+// would read (64 times the next), instead of reading the windows up to it:
+// one round trip where a sparse query (a run's first failure over its
+// hours) took two or three more, and a count needs no sort. (Counting after
+// the first window already cost the context view a round trip: its
+// neighbours are often in the second.)
+constexpr int kWindowsBeforeProbing = 2;
+constexpr int kProbeSteps = 2;
+
+TimeMs ProbeWindow(TimeMs span) {
+  for (int i = 0; i < kProbeSteps; ++i) span = NextWindow(span);
+  return span;
 }
 
 // A row can go between the read of its key and the read of the row (a
@@ -93,12 +109,6 @@ Result<std::vector<StoredEvent>> ParseHits(const std::string& body) {
   return out;
 }
 
-// A search's matches: how many, and the times of the newest and the oldest.
-struct MatchSummary {
-  std::uint64_t n = 0;
-  std::uint64_t newest = 0, oldest = 0;
-};
-
 // The one row of the count query below (JSONEachRow).
 Result<MatchSummary> ParseMatchSummary(const std::string& body) {
   std::optional<MatchSummary> out;
@@ -125,6 +135,17 @@ TimeMs FirstSearchWindow(const MatchSummary& m, std::size_t wanted) {
   const long double span = static_cast<long double>(m.newest - m.oldest + 1) * 4.0L *
                            static_cast<long double>(wanted) / static_cast<long double>(m.n);
   return static_cast<TimeMs>(std::clamp<long double>(span, kMinWindow, kMaxEventTime));
+}
+
+// A scan's next window after one that left its page short: wide enough for
+// the events still wanted four times over at the density seen so far
+// (`found` in `read` ms), and at least the usual growth.
+TimeMs NextScanWindow(TimeMs span, TimeMs read, std::size_t found, std::size_t still_wanted) {
+  const TimeMs grown = NextWindow(span);
+  if (found == 0) return grown;
+  const long double fit = static_cast<long double>(read) * 4.0L *
+                          static_cast<long double>(still_wanted) / static_cast<long double>(found);
+  return std::max(grown, static_cast<TimeMs>(std::min<long double>(fit, kMaxEventTime)));
 }
 
 // One string column of each JSONEachRow row of `body`.
@@ -502,13 +523,8 @@ Result<SearchPage> ClickHouseStore::Search(const SearchRequest& req) {
   const std::size_t wanted = req.limit + 1;
   TimeMs span = kFirstWindow;
   if (req.count_limit > 0) {
-    auto body = Query(
-        fmt::format("SELECT uniqExact(id) AS n, max(t) AS newest, min(t) AS oldest FROM {}{}",
-                    FromEvents(table_, TimeBounds(req.from, req.to) + " AND (" + *where + ")"),
-                    kJsonRows),
-        req.deadline, &page.partial);
-    if (!body.ok()) return body.status();
-    auto counted = ParseMatchSummary(*body);
+    auto counted = CountMatches(TimeBounds(req.from, req.to) + " AND (" + *where + ")",
+                                "uniqExact(id)", req.deadline, &page.partial);
     if (!counted.ok()) return counted.status();
     page.total_exact = counted->n < req.count_limit;  // as SQLite: counting stops at the limit
     page.total = std::min<std::uint64_t>(counted->n, req.count_limit);
@@ -668,7 +684,15 @@ Result<ScanPage> ClickHouseStore::Scan(const ScanRequest& req) {
   ScanPage page;
   std::size_t bytes = 0;
   TimeMs a = from, b = to;  // what is left: [a, b)
-  for (TimeMs span = kFirstWindow; a < b; span = NextWindow(span)) {
+  TimeMs span = kFirstWindow;
+  TimeMs origin = req.ascending ? a : b;  // where the density is measured from
+  for (int windows = 0; a < b; ++windows) {
+    if (windows >= kWindowsBeforeProbing && page.events.empty()) {
+      auto probed = SkipToMatches(req, *where, a, b, span);
+      if (!probed.ok()) return probed.status();
+      if (!*probed) return page;  // none left
+      origin = req.ascending ? a : b;
+    }
     const TimeMs width = std::min(span, b - a);
     const TimeMs start = req.ascending ? a : b - width;
     const TimeMs end = req.ascending ? a + width : b;
@@ -702,8 +726,51 @@ Result<ScanPage> ClickHouseStore::Scan(const ScanRequest& req) {
       return page;
     }
     (req.ascending ? a : b) = req.ascending ? end : start;
+    const TimeMs read = req.ascending ? a - origin : origin - b;
+    span = NextScanWindow(width, read, page.events.size(), req.limit - page.events.size());
   }
   return page;
+}
+
+Result<bool> ClickHouseStore::SkipToMatches(const ScanRequest& req, const std::string& where,
+                                            TimeMs& a, TimeMs& b, TimeMs& span) {
+  while (a < b) {
+    const TimeMs width = std::min(ProbeWindow(span), b - a);
+    const TimeMs start = req.ascending ? a : b - width;
+    const TimeMs end = req.ascending ? a + width : b;
+    auto counted =
+        CountMatches(fmt::format("{} AND key >= {} AND key <= {} AND ({})", TimeBounds(start, end),
+                                 std::max(req.lo, ChEventKey(start, 0)),
+                                 std::min(req.hi, ChEventKey(end, 0) - 1), where),
+                     "count()", req.deadline, nullptr);
+    if (!counted.ok()) return counted.status();
+    if (counted->n == 0 || counted->newest < counted->oldest) {
+      (req.ascending ? a : b) = req.ascending ? end : start;
+      span = width;
+      continue;
+    }
+    // The matches are within [start, end): start at the nearest one.
+    const auto oldest = static_cast<TimeMs>(counted->oldest);
+    const auto newest = static_cast<TimeMs>(counted->newest);
+    if (req.ascending) {
+      a = std::clamp(oldest, a, b - 1);
+    } else {
+      b = std::clamp(newest + 1, a + 1, b);
+    }
+    span = FirstSearchWindow(*counted, req.limit);
+    return true;
+  }
+  return false;
+}
+
+Result<MatchSummary> ClickHouseStore::CountMatches(const std::string& conditions,
+                                                   std::string_view count,
+                                                   Clock::time_point deadline, bool* partial) {
+  auto body = Query(fmt::format("SELECT {} AS n, max(t) AS newest, min(t) AS oldest FROM {}{}",
+                                count, FromEvents(table_, conditions), kJsonRows),
+                    deadline, partial);
+  if (!body.ok()) return body.status();
+  return ParseMatchSummary(*body);
 }
 
 Result<std::vector<ClickHouseStore::KeyedId>> ClickHouseStore::MatchingKeys(

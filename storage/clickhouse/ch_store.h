@@ -29,10 +29,12 @@
 // Reads compile the query (ch_query_compiler.h) and run it on one node
 // (the next one in turn when a node is unreachable). "Newest first" (and a
 // scan either way) asks time windows from where it starts, small first,
-// each next one eight times wider, since 18.16 reads and sorts every
-// matching key of a range for ORDER BY ... LIMIT; a search sizes its first
-// window from the count it makes first. A page
-// of hits or of a scan is read as keys first, then those keys' rows (see
+// each next one eight times wider or more, since 18.16 reads and sorts
+// every matching key of a range for ORDER BY ... LIMIT; a search sizes its
+// first window from the count it makes first, a scan its next windows
+// from the matches found so far, and a scan that found none in two
+// windows counts further on before it reads (SkipToMatches). A page of
+// hits or of a scan is read as keys first, then those keys' rows (see
 // MatchingKeys below).
 //
 // Live tails: the observer hears of this instance's inserts as they
@@ -94,6 +96,13 @@ struct ChStoreOptions {
   Metrics* metrics = nullptr;   // inserts, retention; may be null; outlives the store
 };
 
+// What a count query (ClickHouseStore::CountMatches) says of the rows that
+// match: how many, and the times of the newest and the oldest.
+struct MatchSummary {
+  std::uint64_t n = 0;
+  std::uint64_t newest = 0, oldest = 0;
+};
+
 class ClickHouseStore final : public EventStore {
  public:
   // Creates the tables on every node when missing (InitClickHouseSchema)
@@ -147,6 +156,18 @@ class ClickHouseStore final : public EventStore {
   // `partial` as for Query.
   Result<std::string> Compile(const query::Node& query, TimeMs from, TimeMs to,
                               Clock::time_point deadline, bool* partial = nullptr);
+  // Rows matching `conditions`: how many (`count`, a ClickHouse aggregate:
+  // uniqExact(id) counts a resent event once), and the times of the newest
+  // and the oldest. `partial` as for Query.
+  Result<MatchSummary> CountMatches(const std::string& conditions, std::string_view count,
+                                    Clock::time_point deadline, bool* partial);
+  // For a scan that has found nothing in [a, b) so far: counts the matches
+  // of `where` window by window (each as wide as ProbeWindow's), skipping
+  // those with none; false when none is left. Else a (ascending) or b
+  // (descending) is moved to the nearest match and `span` sized from the
+  // window's density, for the read that follows.
+  Result<bool> SkipToMatches(const ScanRequest& req, const std::string& where, TimeMs& a, TimeMs& b,
+                             TimeMs& span);
   // Histogram split by the level or the index.
   Result<HistogramTable> ColumnSplitHistogram(const SearchRequest& req, const HistogramSpec& spec);
   // Hits are read in two steps, because 18.16 sends every row of a

@@ -659,18 +659,24 @@ TEST(ClickHouseStoreTest, ALiveTailShowsWhatOtherInstancesWrite) {
   EXPECT_EQ(b.Stop(), 0) << b.ReadLog();
 }
 
+// A store in this process over `cluster`'s database `db`, without live tails.
+Result<std::unique_ptr<storage::clickhouse::ClickHouseStore>> OpenStore(
+    const ClickHouseCluster& cluster, const std::string& db, const Log& log) {
+  auto options = storage::clickhouse::ParseClickHouseUrl(cluster.StorageUrl(db));
+  if (!options.ok()) return options.status();
+  storage::clickhouse::ChStoreOptions store_options;
+  store_options.cluster = *options;
+  store_options.tail_poll = std::chrono::milliseconds(0);
+  return storage::clickhouse::ClickHouseStore::Open(std::move(store_options), log);
+}
+
 // The store itself, in this process: a client told its events are stored
 // (the batch's callback) and then reading /api/v1/status sees them counted.
 TEST(ClickHouseStoreTest, ABatchIsCountedBeforeItsCallbackRuns) {
   ClickHouseCluster cluster(2);
   ASSERT_TRUE(cluster.Start()) << cluster.error();
-  auto options = storage::clickhouse::ParseClickHouseUrl(cluster.StorageUrl("counted"));
-  ASSERT_TRUE(options.ok()) << options.status().ToString();
-  storage::clickhouse::ChStoreOptions store_options;
-  store_options.cluster = *options;
-  store_options.tail_poll = std::chrono::milliseconds(0);
   const Log log = Log::Null();
-  auto store = storage::clickhouse::ClickHouseStore::Open(std::move(store_options), log);
+  auto store = OpenStore(cluster, "counted", log);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   const std::int64_t base_ms = 1795903200000;
   std::uint64_t sent = 0;
@@ -693,6 +699,111 @@ TEST(ClickHouseStoreTest, ABatchIsCountedBeforeItsCallbackRuns) {
     EXPECT_EQ(counted.get_future().get(), sent) << "batch " << batch;
   }
   (*store)->Close();
+}
+
+// Every event a scan of the store can return, page after page, the range
+// narrowed past each page's last key as a caller does.
+std::vector<storage::StoredEvent> ScanAll(storage::EventStore& store, const query::Node& q,
+                                          storage::EventKey lo, storage::EventKey hi,
+                                          bool ascending, std::size_t limit) {
+  std::vector<storage::StoredEvent> out;
+  storage::ScanRequest scan;
+  scan.query = &q;
+  scan.lo = lo;
+  scan.hi = hi;
+  scan.ascending = ascending;
+  scan.limit = limit;
+  for (int pages = 0; pages < 100 && scan.lo <= scan.hi; ++pages) {
+    auto page = store.Scan(scan);
+    EXPECT_TRUE(page.ok()) << page.status().ToString();
+    if (!page.ok()) break;
+    EXPECT_LE(page->events.size(), limit);
+    for (storage::StoredEvent& e : page->events) out.push_back(std::move(e));
+    if (!page->more || out.empty()) break;
+    (ascending ? scan.lo : scan.hi) = out.back().key + (ascending ? 1 : -1);
+  }
+  return out;
+}
+
+// A scan finds every match across long empty stretches of time, once and in
+// key order, whatever its page size, direction and key bounds. (A scan reads
+// windows of time; one that has found nothing counts its matches further on
+// to skip the empty ones, and one after sparse matches is sized from them.)
+TEST(ClickHouseStoreTest, ScansCrossEmptyHoursAndReadEveryMatchOnce) {
+  ClickHouseCluster cluster(2);
+  ASSERT_TRUE(cluster.Start()) << cluster.error();
+  const Log log = Log::Null();
+  auto opened = OpenStore(cluster, "gaps", log);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  storage::EventStore& store = **opened;
+  // Bunches within a millisecond, a minute on, hours apart and the next day.
+  const std::int64_t base_ms = 1795903200000;
+  const std::vector<std::int64_t> offsets = {0,          0,          0,          1,
+                                             30'000,     7'200'000,  7'200'001,  32'400'000,
+                                             93'600'000, 93'659'000, 93'659'000, 93'659'999};
+  std::vector<storage::Record> records;
+  for (std::size_t i = 0; i < offsets.size(); ++i) {
+    storage::Record r;
+    r.ts_ms = base_ms + offsets[i];
+    r.message = fmt::format("{} line {}", i % 3 == 0 ? "needle" : "hay", i);
+    r.doc_id = fmt::format("ev-{:02}", i);
+    r.source = json::serialize(json::object{{"@timestamp", r.ts_ms}, {"message", r.message}});
+    records.push_back(std::move(r));
+  }
+  std::promise<Status> stored;
+  store.Append(std::move(records), [&](storage::AppendResult r) { stored.set_value(r.status); });
+  const Status s = stored.get_future().get();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+
+  const query::Node all{query::NodeKind::kMatchAll, 0, {}, {}, {}};
+  query::Term needle_term;
+  needle_term.field = "message";
+  needle_term.text = "needle";
+  const query::Node needle = query::Node::MakeTerm(needle_term, 0);
+  query::Term none_term = needle_term;
+  none_term.text = "absent";
+  const query::Node none = query::Node::MakeTerm(none_term, 0);
+  const storage::EventKey kAny = std::numeric_limits<storage::EventKey>::max();
+
+  // The whole store, oldest first, read at once: what the other scans must agree with.
+  const std::vector<storage::StoredEvent> every = ScanAll(store, all, 0, kAny, true, 1000);
+  ASSERT_EQ(every.size(), offsets.size());
+  for (std::size_t i = 1; i < every.size(); ++i) ASSERT_LT(every[i - 1].key, every[i].key);
+  auto ids_of = [](const std::vector<storage::StoredEvent>& events) {
+    std::vector<std::string> ids;
+    for (const auto& e : events) ids.push_back(e.id);
+    return ids;
+  };
+  // The ids of `every[first..last]` that `q` matches, in the scan's order.
+  auto expected = [&](const query::Node* q, std::size_t first, std::size_t last, bool ascending) {
+    std::vector<std::string> ids;
+    for (std::size_t i = first; i <= last; ++i) {
+      const std::size_t n = std::stoul(every[i].id.substr(3));
+      if (q == &all || (q == &needle && n % 3 == 0)) ids.push_back(every[i].id);
+    }
+    if (!ascending) std::reverse(ids.begin(), ids.end());
+    return ids;
+  };
+  const std::size_t last = every.size() - 1;
+  for (const query::Node* q : {&all, &needle, &none}) {
+    for (bool ascending : {true, false}) {
+      for (std::size_t limit : {1, 2, 5, 1000}) {
+        SCOPED_TRACE(fmt::format("{} {} limit {}",
+                                 q == &all      ? "*"
+                                 : q == &needle ? "needle"
+                                                : "absent",
+                                 ascending ? "ascending" : "descending", limit));
+        EXPECT_EQ(ids_of(ScanAll(store, *q, 0, kAny, ascending, limit)),
+                  expected(q, 0, last, ascending));
+        // Key bounds inside a bunch's millisecond and hours from either end.
+        EXPECT_EQ(ids_of(ScanAll(store, *q, every[1].key, every[last - 2].key, ascending, limit)),
+                  expected(q, 1, last - 2, ascending));
+        EXPECT_EQ(ids_of(ScanAll(store, *q, every[4].key, every[8].key, ascending, limit)),
+                  expected(q, 4, 8, ascending));
+      }
+    }
+  }
+  (*opened)->Close();
 }
 
 // Retention drops a whole day on every shard: events of three days, with
