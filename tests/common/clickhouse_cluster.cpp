@@ -91,10 +91,10 @@ std::string ClickHouseCluster::ServerBinary() {
 ClickHouseCluster::ClickHouseCluster(int shards) : nodes_(static_cast<std::size_t>(shards)) {}
 
 ClickHouseCluster::~ClickHouseCluster() {
-  // Every node is signalled before any is waited for: a node waits for the
-  // connections other nodes keep open to it (ClickHouse's
-  // shutdown_wait_unfinished, then its receive timeout), about 10 s when the
-  // node holding them is still up, and they close as that node stops.
+  // Every node is signalled before any is waited for, so that their
+  // shutdowns overlap: each waits for the connections the others hold to it,
+  // which end within poll_interval (1 s in tests/clickhouse/users.xml; 10 s,
+  // ClickHouse's default, made every teardown take 10 s).
   for (int i = 0; i < nodes(); ++i) SignalNode(i);
   for (int i = 0; i < nodes(); ++i) ReapNode(i);
 }
