@@ -64,6 +64,28 @@ TimeMs ProbeWindow(TimeMs span) {
   return span;
 }
 
+// A scan's window: `span` of time (at most all of what is left, [a, b)) at
+// the end of [a, b) the scan reads from, and its keys within the request's.
+struct ScanWindow {
+  TimeMs start = 0, end = 0;
+  EventKey lo = 0, hi = 0;
+};
+
+ScanWindow WindowOf(const ScanRequest& req, TimeMs a, TimeMs b, TimeMs span) {
+  const TimeMs width = std::min(span, b - a);
+  ScanWindow w;
+  w.start = req.ascending ? a : b - width;
+  w.end = req.ascending ? a + width : b;
+  w.lo = std::max(req.lo, ChEventKey(w.start, 0));
+  w.hi = std::min(req.hi, ChEventKey(w.end, 0) - 1);
+  return w;
+}
+
+// Takes window `w` off what is left of the scan, [a, b).
+void Pass(const ScanRequest& req, const ScanWindow& w, TimeMs& a, TimeMs& b) {
+  (req.ascending ? a : b) = req.ascending ? w.end : w.start;
+}
+
 // A row can go between the read of its key and the read of the row (a
 // merge collapses the copies of a resent event, a day is dropped): the
 // window is then read again, up to this many times in all.
@@ -693,13 +715,11 @@ Result<ScanPage> ClickHouseStore::Scan(const ScanRequest& req) {
       if (!*probed) return page;  // none left
       origin = req.ascending ? a : b;
     }
-    const TimeMs width = std::min(span, b - a);
-    const TimeMs start = req.ascending ? a : b - width;
-    const TimeMs end = req.ascending ? a + width : b;
+    const ScanWindow w = WindowOf(req, a, b, span);
     KeyQuery q;
-    q.conditions = TimeBounds(start, end) + " AND (" + *where + ")";
-    q.lo = std::max(req.lo, ChEventKey(start, 0));
-    q.hi = std::min(req.hi, ChEventKey(end, 0) - 1);
+    q.conditions = TimeBounds(w.start, w.end) + " AND (" + *where + ")";
+    q.lo = w.lo;
+    q.hi = w.hi;
     q.ascending = req.ascending;
     q.limit = req.limit - page.events.size();
     const std::size_t budget = req.max_bytes == std::numeric_limits<std::size_t>::max()
@@ -725,9 +745,10 @@ Result<ScanPage> ClickHouseStore::Scan(const ScanRequest& req) {
       page.more = true;
       return page;
     }
-    (req.ascending ? a : b) = req.ascending ? end : start;
+    Pass(req, w, a, b);
     const TimeMs read = req.ascending ? a - origin : origin - b;
-    span = NextScanWindow(width, read, page.events.size(), req.limit - page.events.size());
+    span =
+        NextScanWindow(w.end - w.start, read, page.events.size(), req.limit - page.events.size());
   }
   return page;
 }
@@ -735,21 +756,17 @@ Result<ScanPage> ClickHouseStore::Scan(const ScanRequest& req) {
 Result<bool> ClickHouseStore::SkipToMatches(const ScanRequest& req, const std::string& where,
                                             TimeMs& a, TimeMs& b, TimeMs& span) {
   while (a < b) {
-    const TimeMs width = std::min(ProbeWindow(span), b - a);
-    const TimeMs start = req.ascending ? a : b - width;
-    const TimeMs end = req.ascending ? a + width : b;
-    auto counted =
-        CountMatches(fmt::format("{} AND key >= {} AND key <= {} AND ({})", TimeBounds(start, end),
-                                 std::max(req.lo, ChEventKey(start, 0)),
-                                 std::min(req.hi, ChEventKey(end, 0) - 1), where),
-                     "count()", req.deadline, nullptr);
+    const ScanWindow w = WindowOf(req, a, b, ProbeWindow(span));
+    auto counted = CountMatches(fmt::format("{} AND key >= {} AND key <= {} AND ({})",
+                                            TimeBounds(w.start, w.end), w.lo, w.hi, where),
+                                "count()", req.deadline, nullptr);
     if (!counted.ok()) return counted.status();
-    if (counted->n == 0 || counted->newest < counted->oldest) {
-      (req.ascending ? a : b) = req.ascending ? end : start;
-      span = width;
+    if (counted->n == 0) {
+      Pass(req, w, a, b);
+      span = w.end - w.start;
       continue;
     }
-    // The matches are within [start, end): start at the nearest one.
+    // The matches are within the window: start at the nearest one.
     const auto oldest = static_cast<TimeMs>(counted->oldest);
     const auto newest = static_cast<TimeMs>(counted->newest);
     if (req.ascending) {
