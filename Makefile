@@ -95,7 +95,7 @@ bench-web: build test-node-deps
 # libFuzzer targets (clang), each run for FUZZ_SECONDS; new crashes land in
 # build-fuzz/crash-* (add them to tests/fuzz/corpus/<target>/ once fixed).
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= bulk_decoder query_parser beats_frame redactor
+FUZZ_TARGETS ?= bulk_decoder query_parser es_query beats_frame redactor
 fuzz: deps
 	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DDASHCAM_FUZZ=ON -DDASHCAM_BENCH=OFF
