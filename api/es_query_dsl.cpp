@@ -1,5 +1,6 @@
 #include "api/es_query_dsl.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -17,6 +18,30 @@ using query::Node;
 using query::NodeKind;
 
 constexpr int kMaxDepth = 32;
+
+// What one translation has used of the limits (es_query_dsl.h).
+struct Translation {
+  TimeMs now;
+  std::size_t clauses = 0;
+
+  // Counts `n` more leaf clauses; refused past kMaxEsQueryClauses, before
+  // they are built.
+  Status Spend(std::size_t n) {
+    clauses += n;
+    if (clauses <= kMaxEsQueryClauses) return Status::Ok();
+    return Status::InvalidArgument(
+        fmt::format("query has more than {} clauses (each value of [terms] and each word of "
+                    "[match] or [match_phrase] counts as one)",
+                    kMaxEsQueryClauses));
+  }
+};
+
+std::size_t CountLeaves(const Node& n) {
+  if (n.children.empty()) return 1;
+  std::size_t leaves = 0;
+  for (const Node& c : n.children) leaves += CountLeaves(c);
+  return leaves;
+}
 
 std::string FieldName(std::string_view name) {
   constexpr std::string_view kKeyword = ".keyword";
@@ -56,9 +81,9 @@ Node TermNode(std::string field, std::string text, bool phrase) {
   return Node::MakeTerm(query::Term{std::move(field), std::move(text), phrase, false}, 0);
 }
 
-Result<Node> Translate(const json::value& q, TimeMs now, int depth);
+Result<Node> Translate(const json::value& q, Translation& t, int depth);
 
-Result<Node> Match(const json::value& body, bool phrase) {
+Result<Node> Match(const json::value& body, bool phrase, Translation& t) {
   auto f = SingleField(body, phrase ? "match_phrase" : "match");
   if (!f.ok()) return f.status();
   const json::value* v = f->second;
@@ -72,18 +97,20 @@ Result<Node> Match(const json::value& body, bool phrase) {
     v = qv;
   }
   const std::string text = ScalarText(*v);
+  auto tokens = storage::TextTokenizer::TokenizeToVector(text);
+  // Each word of a phrase is looked up too.
+  if (auto s = t.Spend(std::max<std::size_t>(tokens.size(), 1)); !s.ok()) return s;
   if (phrase) return TermNode(f->first, text, true);
   std::vector<Node> terms;
-  for (auto& token : storage::TextTokenizer::TokenizeToVector(text)) {
-    terms.push_back(TermNode(f->first, token, false));
-  }
+  for (auto& token : tokens) terms.push_back(TermNode(f->first, token, false));
   if (terms.empty()) return Status::InvalidArgument("[match] query has no letters or digits");
   return CombineClauses(all ? NodeKind::kAnd : NodeKind::kOr, std::move(terms));
 }
 
-Result<Node> TermQuery(const json::value& body) {
+Result<Node> TermQuery(const json::value& body, Translation& t) {
   auto f = SingleField(body, "term");
   if (!f.ok()) return f.status();
+  if (auto s = t.Spend(1); !s.ok()) return s;
   const json::value* v = f->second;
   if (const json::object* o = v->if_object()) {
     v = o->if_contains("value");
@@ -92,19 +119,21 @@ Result<Node> TermQuery(const json::value& body) {
   return TermNode(f->first, ScalarText(*v), true);
 }
 
-Result<Node> TermsQuery(const json::value& body) {
+Result<Node> TermsQuery(const json::value& body, Translation& t) {
   auto f = SingleField(body, "terms");
   if (!f.ok()) return f.status();
   const json::array* values = f->second->if_array();
   if (!values || values->empty()) return Status::InvalidArgument("[terms] needs a list of values");
+  if (auto s = t.Spend(values->size()); !s.ok()) return s;
   std::vector<Node> any;
   for (const json::value& v : *values) any.push_back(TermNode(f->first, ScalarText(v), true));
   return CombineClauses(NodeKind::kOr, std::move(any));
 }
 
-Result<Node> RangeQuery(const json::value& body, TimeMs now) {
+Result<Node> RangeQuery(const json::value& body, Translation& t) {
   auto f = SingleField(body, "range");
   if (!f.ok()) return f.status();
+  if (auto s = t.Spend(1); !s.ok()) return s;
   const json::object* o = f->second->if_object();
   if (!o) return Status::InvalidArgument("[range] expects bounds");
   query::Range r;
@@ -112,9 +141,9 @@ Result<Node> RangeQuery(const json::value& body, TimeMs now) {
   for (const auto& [key, v] : *o) {
     std::string bound;
     if (r.field == query::kTimestampField) {
-      auto t = ResolveEsDate(v, now);
-      if (!t.ok()) return t.status();
-      bound = std::to_string(*t);
+      auto at = ResolveEsDate(v, t.now);
+      if (!at.ok()) return at.status();
+      bound = std::to_string(*at);
     } else {
       bound = ScalarText(v);
     }
@@ -132,33 +161,33 @@ Result<Node> RangeQuery(const json::value& body, TimeMs now) {
 }
 
 // Appends the translations of `clauses` (an object or an array of them).
-Status Clauses(const json::value& clauses, TimeMs now, int depth, std::vector<Node>& out) {
+Status Clauses(const json::value& clauses, Translation& t, int depth, std::vector<Node>& out) {
   if (const json::array* arr = clauses.if_array()) {
     for (const json::value& c : *arr) {
-      auto n = Translate(c, now, depth + 1);
+      auto n = Translate(c, t, depth + 1);
       if (!n.ok()) return n.status();
       out.push_back(std::move(*n));
     }
     return Status::Ok();
   }
-  auto n = Translate(clauses, now, depth + 1);
+  auto n = Translate(clauses, t, depth + 1);
   if (!n.ok()) return n.status();
   out.push_back(std::move(*n));
   return Status::Ok();
 }
 
-Result<Node> Bool(const json::value& body, TimeMs now, int depth) {
+Result<Node> Bool(const json::value& body, Translation& t, int depth) {
   const json::object* o = body.if_object();
   if (!o) return Status::InvalidArgument("[bool] expects an object");
   std::vector<Node> must, should, must_not;
   for (const auto& [key, v] : *o) {
     Status s;
     if (key == "must" || key == "filter")
-      s = Clauses(v, now, depth, must);
+      s = Clauses(v, t, depth, must);
     else if (key == "should")
-      s = Clauses(v, now, depth, should);
+      s = Clauses(v, t, depth, should);
     else if (key == "must_not")
-      s = Clauses(v, now, depth, must_not);
+      s = Clauses(v, t, depth, must_not);
     else if (key == "minimum_should_match") {
       if (!(v.is_int64() && v.as_int64() <= 1) && !(v.is_string() && v.as_string() == "1")) {
         return Unsupported("[minimum_should_match] above 1");
@@ -176,7 +205,7 @@ Result<Node> Bool(const json::value& body, TimeMs now, int depth) {
   return CombineClauses(NodeKind::kAnd, std::move(must));
 }
 
-Result<Node> QueryString(const json::value& body, TimeMs now) {
+Result<Node> QueryString(const json::value& body, Translation& t) {
   const json::object* o = body.if_object();
   const json::value* text = o ? o->if_contains("query") : nullptr;
   if (!text || !text->is_string()) return Status::InvalidArgument("[query_string] needs [query]");
@@ -189,10 +218,13 @@ Result<Node> QueryString(const json::value& body, TimeMs now) {
   if (const json::value* op = o->if_contains("default_operator"); op && op->is_string()) {
     default_or = !(op->as_string() == "AND" || op->as_string() == "and");
   }
-  return TranslateQueryString(text->as_string(), default_field, default_or, now);
+  auto node = TranslateQueryString(text->as_string(), default_field, default_or, t.now);
+  if (!node.ok()) return node;
+  if (auto s = t.Spend(CountLeaves(*node)); !s.ok()) return s;
+  return node;
 }
 
-Result<Node> Translate(const json::value& q, TimeMs now, int depth) {
+Result<Node> Translate(const json::value& q, Translation& t, int depth) {
   if (depth > kMaxDepth) return Status::InvalidArgument("query nests too deeply");
   const json::object* o = q.if_object();
   if (!o || o->size() != 1) {
@@ -201,17 +233,18 @@ Result<Node> Translate(const json::value& q, TimeMs now, int depth) {
   const std::string_view type = o->begin()->key();
   const json::value& body = o->begin()->value();
   if (type == "match_all") return Node::MatchAll();
-  if (type == "query_string") return QueryString(body, now);
-  if (type == "match") return Match(body, false);
-  if (type == "match_phrase") return Match(body, true);
-  if (type == "term") return TermQuery(body);
-  if (type == "terms") return TermsQuery(body);
-  if (type == "range") return RangeQuery(body, now);
-  if (type == "bool") return Bool(body, now, depth);
+  if (type == "query_string") return QueryString(body, t);
+  if (type == "match") return Match(body, false, t);
+  if (type == "match_phrase") return Match(body, true, t);
+  if (type == "term") return TermQuery(body, t);
+  if (type == "terms") return TermsQuery(body, t);
+  if (type == "range") return RangeQuery(body, t);
+  if (type == "bool") return Bool(body, t, depth);
   if (type == "exists") {
     const json::object* b = body.if_object();
     const json::value* field = b ? b->if_contains("field") : nullptr;
     if (!field || !field->is_string()) return Status::InvalidArgument("[exists] needs [field]");
+    if (auto s = t.Spend(1); !s.ok()) return s;
     return Node::MakeExists(FieldName(field->as_string()), 0);
   }
   return Unsupported(fmt::format("query type [{}]", type));
@@ -234,7 +267,8 @@ Status SetDefaultField(Node& n, const std::string& field) {
 }  // namespace
 
 Result<Node> TranslateEsQuery(const json::value& q, TimeMs now) {
-  return Translate(q, now, 0);
+  Translation t{now};
+  return Translate(q, t, 0);
 }
 
 Result<Node> TranslateQueryString(std::string_view text, std::string_view default_field,

@@ -175,5 +175,45 @@ TEST_F(EsApiTest, UnsupportedFeaturesAre400sThatNameThem) {
   EXPECT_NE(reason("{not json").find("JSON"), std::string::npos);
 }
 
+// Every value of a terms query, word of a match and leaf of a query_string is
+// an index lookup in each day searched: past 4096 of them the query is a 400
+// naming the limit, before it is built, however large (a million values once
+// held a query thread for minutes); the limit itself still searches.
+TEST_F(EsApiTest, QueriesPastTheClauseLimitAre400sThatNameIt) {
+  Seed();
+  auto terms = [](std::size_t n) {
+    std::string values = R"("alice")";
+    for (std::size_t i = 1; i < n; ++i) values += ",\"user" + std::to_string(i) + "\"";
+    return values;
+  };
+  auto at_limit = SearchJson(
+      "/_search", R"({"size":10,"query":{"terms":{"user.keyword":[)" + terms(4096) + "]}}}");
+  EXPECT_EQ(at_limit.at("hits").at("total").at("value").as_int64(), 5);
+
+  auto reason = [&](const std::string& body) {
+    auto v = SearchJson("/_search", body, 400);
+    return std::string(v.at("error").at("reason").as_string());
+  };
+  const std::string limit = "more than 4096 clauses";
+  EXPECT_NE(reason(R"({"query":{"terms":{"user":[)" + terms(4097) + "]}}}").find(limit),
+            std::string::npos);
+  EXPECT_NE(reason(R"({"query":{"terms":{"user":[)" + terms(200000) + "]}}}").find(limit),
+            std::string::npos);
+  // Clauses add up across a bool query.
+  std::string words;
+  for (int i = 0; i < 2000; ++i) words += " w" + std::to_string(i);
+  EXPECT_NE(reason(R"({"query":{"bool":{"should":[{"match":{"message":")" + words +
+                   R"("}},{"match_phrase":{"message":")" + words + R"("}},{"terms":{"user":[)" +
+                   terms(97) + "]}}]}}}")
+                .find(limit),
+            std::string::npos);
+  std::string letters;
+  for (int i = 0; i < 4097; ++i) letters += "a ";
+  EXPECT_NE(reason(R"({"query":{"query_string":{"query":")" + letters + R"("}}})").find(limit),
+            std::string::npos);
+  auto count = SearchJson("/_count", R"({"query":{"terms":{"user":[)" + terms(3) + "]}}}");
+  EXPECT_EQ(count.at("count").as_int64(), 5);
+}
+
 }  // namespace
 }  // namespace dashcam::testing::es_api_test
