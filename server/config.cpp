@@ -141,6 +141,11 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
                  "Largest request body accepted, before and after decompression (413 beyond)")
       ->envname("DASHCAM_MAX_BODY_BYTES")
       ->capture_default_str();
+  app.add_option("--max-search-body-bytes", c.max_search_body_bytes,
+                 "Largest body of a _search or _count request (413 beyond): it is parsed whole "
+                 "into JSON, which takes several times its size in memory")
+      ->envname("DASHCAM_MAX_SEARCH_BODY_BYTES")
+      ->capture_default_str();
   app.add_option("--max-event-bytes", c.max_event_bytes,
                  "Largest single document; larger ones are rejected per item (400)")
       ->envname("DASHCAM_MAX_EVENT_BYTES")

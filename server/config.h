@@ -28,9 +28,11 @@ struct Config {
   // (storage/search_helpers.h); -1: one fewer than --threads, at most 7.
   int search_helpers = -1;
   std::size_t max_body_bytes = 100u << 20;  // per request, compressed and decompressed
-  std::size_t max_event_bytes = 1u << 20;   // per document
-  std::size_t queue_bytes = 64u << 20;      // events waiting for the writer
-  std::string sync = "full";                // SQLite synchronous: full | normal
+  // _search/_count bodies, parsed whole into JSON (router.h)
+  std::size_t max_search_body_bytes = 1u << 20;
+  std::size_t max_event_bytes = 1u << 20;  // per document
+  std::size_t queue_bytes = 64u << 20;     // events waiting for the writer
+  std::string sync = "full";               // SQLite synchronous: full | normal
   // Documents a day stores as they are (the compression dictionary's
   // samples) before it compresses them; 0: never compress.
   std::size_t compress_after = 2000;

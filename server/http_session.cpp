@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <optional>
+#include <string_view>
 
+#include <fmt/format.h>
+#include <boost/asio/buffer.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/dispatch.hpp>
@@ -115,12 +118,14 @@ asio::awaitable<void> HttpSession<Stream>::Run() {
 namespace {
 
 // The answer to a failed read, or nullopt when the peer just went away.
-std::optional<HttpResponse> ReadErrorResponse(const beast::error_code& ec, unsigned version) {
+// `body_limit_flag`: the option whose limit the body was held to.
+std::optional<HttpResponse> ReadErrorResponse(const beast::error_code& ec, unsigned version,
+                                              std::string_view body_limit_flag) {
   if (IsExpectedClose(ec) || ec == http::error::partial_message) return std::nullopt;
   if (ec == http::error::body_limit) {
     // Also raised while reading the header, for a declared Content-Length.
     return TransportError(version, http::status::payload_too_large, "content_too_long_exception",
-                          "request body is larger than --max-body-bytes");
+                          fmt::format("request body is larger than {}", body_limit_flag));
   }
   if (ec == http::error::header_limit) {
     return TransportError(version, http::status::request_header_fields_too_large, "bad_request",
@@ -180,14 +185,37 @@ asio::awaitable<void> HttpSession<Stream>::Shutdown() {
 // Writes a final answer after a failed read; the connection then closes.
 template <class Stream>
 asio::awaitable<void> HttpSession<Stream>::FailRead(const beast::error_code& read_error,
-                                                    unsigned version) {
-  auto res = ReadErrorResponse(read_error, version);
+                                                    unsigned version,
+                                                    std::string_view body_limit_flag) {
+  auto res = ReadErrorResponse(read_error, version, body_limit_flag);
   if (!res) co_return;
   res->set("X-Elastic-Product", "Elasticsearch");
   res->keep_alive(false);
   beast::error_code ec;
   tcp().expires_after(limits_.write_timeout);
   co_await http::async_write(stream_, *res, asio::redirect_error(asio::use_awaitable, ec));
+  if (!ec && read_error == http::error::body_limit) co_await DiscardUnreadBody();
+}
+
+// A client that sends its whole body before reading the answer (Python's
+// urllib and requests do) would get a reset instead of the 413 if the
+// connection closed while its body was still arriving. So, as web servers'
+// lingering close does, the session stops sending and reads what comes, up
+// to a bound, before it closes. A TLS session closes at once.
+template <class Stream>
+asio::awaitable<void> HttpSession<Stream>::DiscardUnreadBody() {
+  if constexpr (!kTls) {
+    constexpr std::size_t kMaxBytes = 64u << 20;
+    beast::error_code ec;
+    socket().shutdown(asio::ip::tcp::socket::shutdown_send, ec);
+    tcp().expires_after(std::chrono::seconds(2));
+    std::vector<char> sink(64u << 10);
+    for (std::size_t read = 0; !ec && read < kMaxBytes;) {
+      read += co_await tcp().async_read_some(asio::buffer(sink),
+                                             asio::redirect_error(asio::use_awaitable, ec));
+    }
+  }
+  co_return;
 }
 
 // Serves one request; returns whether the connection stays open.
@@ -202,11 +230,24 @@ asio::awaitable<bool> HttpSession<Stream>::ServeOne(beast::flat_buffer& buffer) 
   co_await http::async_read_header(stream_, buffer, parser,
                                    asio::redirect_error(asio::use_awaitable, ec));
   if (ec) {
-    co_await FailRead(ec, 11);
+    co_await FailRead(ec, 11, "--max-body-bytes");
     co_return false;
   }
   busy_ = true;
   const unsigned version = parser.get().version();
+  // Beast compares a declared Content-Length with the limit in force while
+  // the header is read, so a tighter one is checked here; a chunked body is
+  // held to it as it is read.
+  std::string_view limit_flag = "--max-body-bytes";
+  if (Router::ParsesBodyWhole(parser.get().target())) {
+    limit_flag = "--max-search-body-bytes";
+    const std::uint64_t limit = std::min(limits_.max_search_body_bytes, limits_.max_body_bytes);
+    if (parser.content_length().value_or(0) > limit) {
+      co_await FailRead(http::error::body_limit, version, limit_flag);
+      co_return false;
+    }
+    parser.body_limit(limit);
+  }
   if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
     http::response<http::empty_body> cont{http::status::continue_, version};
     co_await http::async_write(stream_, cont, asio::redirect_error(asio::use_awaitable, ec));
@@ -215,7 +256,7 @@ asio::awaitable<bool> HttpSession<Stream>::ServeOne(beast::flat_buffer& buffer) 
   tcp().expires_after(limits_.read_timeout);
   co_await http::async_read(stream_, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
   if (ec) {
-    co_await FailRead(ec, version);
+    co_await FailRead(ec, version, limit_flag);
     co_return false;
   }
   HttpRequest req = parser.release();

@@ -5,7 +5,12 @@
 //
 // Every response gets `X-Elastic-Product: Elasticsearch` (the Elasticsearch
 // clients check it). A request whose declared body is over the limit gets 413
-// without its body being read, and the connection is closed.
+// without its body being read, and the connection is closed; a chunked body
+// is cut off with a 413 when it passes the limit. The limit is
+// HttpLimits::max_body_bytes, or max_search_body_bytes for a target the
+// Router parses whole. After such a 413 a plain session reads and drops the
+// rest of the body (at most 64 MiB, for at most 2 s) before closing, so that
+// a client still sending it reads the answer rather than a reset.
 //
 // A streaming answer (api/body_stream.h) is written as chunks, one piece in
 // flight at a time, each under the stream's write deadline. While it streams
@@ -23,6 +28,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -40,6 +46,9 @@ namespace dashcam::server {
 
 struct HttpLimits {
   std::size_t max_body_bytes = 100u << 20;
+  // For the targets the Router parses whole (Router::ParsesBodyWhole); at
+  // most max_body_bytes.
+  std::size_t max_search_body_bytes = 1u << 20;
   // Room for the request line of a query at the query language's own
   // limit (16 KiB, which percent-encodes to up to 48 KiB), so that a query
   // over it gets the parser's 400 rather than a 431.
@@ -82,7 +91,8 @@ class HttpSession final : public HttpConnection,
   boost::asio::awaitable<void> Shutdown();
   boost::asio::awaitable<bool> ServeOne(boost::beast::flat_buffer& buffer);
   boost::asio::awaitable<void> FailRead(const boost::beast::error_code& read_error,
-                                        unsigned version);
+                                        unsigned version, std::string_view body_limit_flag);
+  boost::asio::awaitable<void> DiscardUnreadBody();
   boost::asio::awaitable<api::HttpAnswer> Dispatch(HttpRequest req);
   boost::asio::awaitable<bool> WriteResponse(HttpResponse& res, bool keep_alive);
   boost::asio::awaitable<bool> WriteStream(api::StreamingResponse& sr, bool keep_alive);

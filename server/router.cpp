@@ -101,6 +101,11 @@ HttpResponse AssetResponse(const HttpRequest& req, const web::Asset& asset) {
   return res;
 }
 
+bool IsEsSearchPath(const std::vector<std::string>& seg) {
+  return (seg.size() == 1 || seg.size() == 2) &&
+         (seg.back() == "_search" || seg.back() == "_count");
+}
+
 bool WantsHtml(const HttpRequest& req) {
   return req[http::field::accept].find("text/html") != std::string_view::npos;
 }
@@ -280,8 +285,7 @@ boost::asio::awaitable<api::HttpAnswer> Router::Route(HttpRequest req) {
     co_return co_await ingest::HandleBulk(std::move(req), seg[0], ingest_);
   }
   const bool search_verb = IsRead(method) || method == http::verb::post;
-  if (!seg.empty() && seg.size() <= 2 && (seg.back() == "_search" || seg.back() == "_count") &&
-      search_verb) {
+  if (IsEsSearchPath(seg) && search_verb) {
     std::string index = seg.size() == 2 ? seg[0] : "";
     const bool count = seg.back() == "_count";
     co_return co_await api::HandleEsSearch(std::move(req), std::move(index), count, api_);
@@ -326,6 +330,10 @@ boost::asio::awaitable<api::HttpAnswer> Router::Route(HttpRequest req) {
                           std::string(http::to_string(method)) + " " +
                               std::string(req.target().substr(0, 200)) +
                               " is not an endpoint of dashcam");
+}
+
+bool Router::ParsesBodyWhole(std::string_view target) {
+  return IsEsSearchPath(PathSegments(target));
 }
 
 }  // namespace dashcam::server

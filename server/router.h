@@ -86,6 +86,12 @@ class Router {
   boost::asio::awaitable<api::HttpAnswer> Handle(HttpRequest req,
                                                  const boost::asio::ip::address& peer = {});
 
+  // Whether the request target's body is parsed whole into JSON (the
+  // Elasticsearch search API), which takes several times its size in
+  // memory, so the session bounds it more tightly (HttpLimits). Ingest bodies
+  // are decoded line by line and are not.
+  static bool ParsesBodyWhole(std::string_view target);
+
  private:
   boost::asio::awaitable<api::HttpAnswer> Admit(HttpRequest req,
                                                 const boost::asio::ip::address& peer);

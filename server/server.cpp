@@ -341,6 +341,7 @@ int RunServer(const Config& config, const Log& log) {
       ingest_ctx, api_ctx, [&status] { return status.MetricsText(); }, std::move(ops), auth.get());
   HttpLimits limits;
   limits.max_body_bytes = config.max_body_bytes;
+  limits.max_search_body_bytes = config.max_search_body_bytes;
   limits.read_timeout = std::chrono::seconds(config.read_timeout_s);
   HttpListener listener(ioc, router, limits, registry, http_tls.context ? &http_tls : nullptr, log);
   if (auto s = listener.Bind(where); !s.ok()) {

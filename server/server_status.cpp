@@ -242,6 +242,7 @@ json::value ServerStatus::ConfigSummary() const {
       {"threads", c.threads},
       {"sync", c.sync},
       {"max_body_bytes", c.max_body_bytes},
+      {"max_search_body_bytes", c.max_search_body_bytes},
       {"max_event_bytes", c.max_event_bytes},
       {"queue_bytes", c.queue_bytes},
       {"query_timeout_ms", c.query_timeout_ms},

@@ -130,5 +130,36 @@ TEST(FilebeatReplayTest, AChunkedBulkBodyIsAccepted) {
   EXPECT_EQ(server.Stop(), 0);
 }
 
+// A chunked _search body is held to --max-search-body-bytes as it is read:
+// a chunk declared past it gets 413 before its bytes are sent.
+TEST(FilebeatReplayTest, AChunkedSearchBodyPastItsLimitGets413) {
+  TempDir dir;
+  TestServer server(dir.path() + "/data", {"--max-search-body-bytes", "1000"});
+  ASSERT_TRUE(server.Start()) << server.ReadLog();
+  const std::string head =
+      "POST /_search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+      "Transfer-Encoding: chunked\r\n\r\n";
+  {
+    BeatsClient conn(server.port());
+    ASSERT_TRUE(conn.Send(head + "7d0\r\n{\"query\":"));  // a 2000-byte chunk
+    const RawResponse r = ReadResponse(conn);
+    EXPECT_EQ(r.status_line, "HTTP/1.1 413 Payload Too Large") << r.body;
+    EXPECT_NE(r.body.find("--max-search-body-bytes"), std::string::npos) << r.body;
+  }
+  {
+    BeatsClient conn(server.port());  // several small chunks that add up past it
+    std::string body = head;
+    for (int i = 0; i < 5; ++i) body += "12c\r\n" + std::string(300, ' ') + "\r\n";
+    ASSERT_TRUE(conn.Send(body));
+    EXPECT_EQ(ReadResponse(conn).status_line, "HTTP/1.1 413 Payload Too Large");
+  }
+  BeatsClient conn(server.port());
+  ASSERT_TRUE(conn.Send(head + "e\r\n{\"size\":0,\"x\":\r\n3\r\n1}\n\r\n0\r\n\r\n"));
+  const RawResponse r = ReadResponse(conn);
+  EXPECT_EQ(r.status_line, "HTTP/1.1 400 Bad Request") << r.body;  // read whole: [x] named
+  EXPECT_NE(r.body.find("[x]"), std::string::npos) << r.headers << r.body;
+  EXPECT_EQ(server.Stop(), 0);
+}
+
 }  // namespace
 }  // namespace dashcam::testing::filebeat_replay_test
