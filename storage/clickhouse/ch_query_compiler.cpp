@@ -1,6 +1,10 @@
 #include "storage/clickhouse/ch_query_compiler.h"
 
 #include <charconv>
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <re2/re2.h>
@@ -105,6 +109,43 @@ std::string WholeValuePatternRegex(std::string_view pattern) {
   return "^" + PatternRegex(pattern, "(?s:.)*", "(?s:.)") + "$";
 }
 
+bool IsNumberText(const std::string& text) {
+  double number = 0;
+  const auto canonical = CanonicalNumberText(text);
+  return canonical && ParseDouble(*canonical, number);
+}
+
+// A term that matches exactly where one token of a token column is
+// `token` (Compiler::Term's position() of " token "): a one-token, not
+// prefix term on text whose field is the message or whose text is not a
+// number (a number also matches numeric values). Nullopt for any other node.
+std::optional<std::pair<std::string, std::string>> ColumnToken(const Node& n) {
+  const query::Term& t = n.term;
+  if (n.kind != NodeKind::kTerm || t.prefix || t.field == query::kIdField ||
+      IsKeywordField(t.field)) {
+    return std::nullopt;
+  }
+  std::vector<std::string> tokens = TextTokenizer::TokenizeToVector(t.text);
+  if (tokens.size() != 1 || (!query::IsMessageField(t.field) && IsNumberText(t.text))) {
+    return std::nullopt;
+  }
+  TokenColumn col = TokensOf(t.field);
+  return std::make_pair(std::move(col.column), col.prefix + tokens.front());
+}
+
+// A keyword term that matches exactly the values equal to its text (not a
+// prefix, not a number): Compiler::KeywordTerm's `v = text`.
+bool IsPlainKeywordTerm(const Node& n) {
+  return n.kind == NodeKind::kTerm && IsKeywordField(n.term.field) && !n.term.prefix &&
+         !IsNumberText(n.term.text);
+}
+
+std::string InList(const std::vector<std::string>& values) {
+  std::string list;
+  for (const std::string& v : values) list += (list.empty() ? "" : ", ") + ChString(v);
+  return list;
+}
+
 class Compiler {
  public:
   explicit Compiler(const FuzzyExpander& fuzzy) : fuzzy_(fuzzy) {}
@@ -112,6 +153,7 @@ class Compiler {
 
  private:
   Result<std::string> Bool(const Node& n, const char* op);
+  Result<std::string> Or(const Node& n);
   std::string Term(const Node& n);
   std::string KeywordTerm(const Node& n);
   std::string Wildcard(const Node& n);
@@ -131,7 +173,7 @@ Result<std::string> Compiler::Compile(const Node& n) {
     case NodeKind::kAnd:
       return Bool(n, " AND ");
     case NodeKind::kOr:
-      return Bool(n, " OR ");
+      return Or(n);
     case NodeKind::kNot: {
       auto child = Compile(n.children.at(0));
       if (!child.ok()) return child.status();
@@ -165,6 +207,36 @@ Result<std::string> Compiler::Bool(const Node& n, const char* op) {
     if (!child.ok()) return child.status();
     e += (i ? op : "") + ("(" + *child + ")");
   }
+  return e + ")";
+}
+
+// The OR's one-token terms on one token column are one set lookup per row,
+// and so are its plain terms on one keyword field: ClickHouse 18.16 takes
+// time quadratic in a long OR of position() calls (1 024 terms over 10
+// events: 23 s), against ~50 ms for a set of 4 096 over 100 000 rows.
+Result<std::string> Compiler::Or(const Node& n) {
+  std::map<std::string, std::vector<std::string>> column_tokens, keyword_values;
+  std::vector<std::string> clauses;
+  for (const Node& c : n.children) {
+    if (auto token = ColumnToken(c)) {
+      column_tokens[token->first].push_back(std::move(token->second));
+    } else if (IsPlainKeywordTerm(c)) {
+      keyword_values[c.term.field].push_back(c.term.text);
+    } else {
+      auto child = Compile(c);
+      if (!child.ok()) return child.status();
+      clauses.push_back(std::move(*child));
+    }
+  }
+  for (const auto& [column, tokens] : column_tokens) {
+    clauses.push_back(
+        fmt::format("arrayExists(x -> x IN ({}), splitByChar(' ', {}))", InList(tokens), column));
+  }
+  for (const auto& [field, values] : keyword_values) {
+    clauses.push_back(AnyString(field, "v IN (" + InList(values) + ")"));
+  }
+  std::string e = "(";
+  for (std::size_t i = 0; i < clauses.size(); ++i) e += (i ? " OR (" : "(") + clauses[i] + ")";
   return e + ")";
 }
 
