@@ -109,10 +109,13 @@ std::string WholeValuePatternRegex(std::string_view pattern) {
   return "^" + PatternRegex(pattern, "(?s:.)*", "(?s:.)") + "$";
 }
 
-bool IsNumberText(const std::string& text) {
+// The number a term's text stands for (it also matches numeric values),
+// or nullopt for text that is not a number.
+std::optional<double> NumberOf(const std::string& text) {
   double number = 0;
   const auto canonical = CanonicalNumberText(text);
-  return canonical && ParseDouble(*canonical, number);
+  if (!canonical || !ParseDouble(*canonical, number)) return std::nullopt;
+  return number;
 }
 
 // A term that matches exactly where one token of a token column is
@@ -126,7 +129,7 @@ std::optional<std::pair<std::string, std::string>> ColumnToken(const Node& n) {
     return std::nullopt;
   }
   std::vector<std::string> tokens = TextTokenizer::TokenizeToVector(t.text);
-  if (tokens.size() != 1 || (!query::IsMessageField(t.field) && IsNumberText(t.text))) {
+  if (tokens.size() != 1 || (!query::IsMessageField(t.field) && NumberOf(t.text))) {
     return std::nullopt;
   }
   TokenColumn col = TokensOf(t.field);
@@ -137,10 +140,11 @@ std::optional<std::pair<std::string, std::string>> ColumnToken(const Node& n) {
 // prefix, not a number): Compiler::KeywordTerm's `v = text`.
 bool IsPlainKeywordTerm(const Node& n) {
   return n.kind == NodeKind::kTerm && IsKeywordField(n.term.field) && !n.term.prefix &&
-         !IsNumberText(n.term.text);
+         !NumberOf(n.term.text);
 }
 
-std::string InList(const std::vector<std::string>& values) {
+// The values as string literals, comma-separated: for IN (...) and [...].
+std::string ChStringList(const std::vector<std::string>& values) {
   std::string list;
   for (const std::string& v : values) list += (list.empty() ? "" : ", ") + ChString(v);
   return list;
@@ -229,11 +233,11 @@ Result<std::string> Compiler::Or(const Node& n) {
     }
   }
   for (const auto& [column, tokens] : column_tokens) {
-    clauses.push_back(
-        fmt::format("arrayExists(x -> x IN ({}), splitByChar(' ', {}))", InList(tokens), column));
+    clauses.push_back(fmt::format("arrayExists(x -> x IN ({}), splitByChar(' ', {}))",
+                                  ChStringList(tokens), column));
   }
   for (const auto& [field, values] : keyword_values) {
-    clauses.push_back(AnyString(field, "v IN (" + InList(values) + ")"));
+    clauses.push_back(AnyString(field, "v IN (" + ChStringList(values) + ")"));
   }
   std::string e = "(";
   for (std::size_t i = 0; i < clauses.size(); ++i) e += (i ? " OR (" : "(") + clauses[i] + ")";
@@ -253,10 +257,9 @@ std::string Compiler::Term(const Node& n) {
     e = fmt::format("position({}, {}) > 0", col.column, ChString(needle));
   }
   if (query::IsMessageField(t.field) || t.prefix) return e;
-  double number = 0;
-  if (auto canonical = CanonicalNumberText(t.text); canonical && ParseDouble(*canonical, number)) {
+  if (const auto number = NumberOf(t.text)) {
     e = fmt::format("({}) OR {}", e,
-                    AnyValue(t.field, "v = " + ChNumber(number), "num_names", "num_values"));
+                    AnyValue(t.field, "v = " + ChNumber(*number), "num_names", "num_values"));
   }
   return e;
 }
@@ -266,10 +269,9 @@ std::string Compiler::KeywordTerm(const Node& n) {
   std::string e = t.prefix ? AnyString(t.field, fmt::format("substring(v, 1, {}) = {}",
                                                             t.text.size(), ChString(t.text)))
                            : AnyString(t.field, "v = " + ChString(t.text));
-  double number = 0;
   if (t.prefix) return e;
-  if (auto canonical = CanonicalNumberText(t.text); canonical && ParseDouble(*canonical, number)) {
-    e += " OR " + AnyValue(t.field, "v = " + ChNumber(number), "num_names", "num_values");
+  if (const auto number = NumberOf(t.text)) {
+    e += " OR " + AnyValue(t.field, "v = " + ChNumber(*number), "num_names", "num_values");
   }
   return e;
 }
@@ -370,11 +372,9 @@ Result<std::string> Compiler::Fuzzy(const Node& n) {
   auto matches = fuzzy_(n, word);
   if (!matches.ok()) return matches.status();
   if (matches->empty()) return std::string(kNothing);
+  if (IsKeywordField(t.field))
+    return AnyString(t.field, "has([" + ChStringList(*matches) + "], v)");
   std::string list;
-  if (IsKeywordField(t.field)) {
-    for (const std::string& v : *matches) list += (list.empty() ? "" : ", ") + ChString(v);
-    return AnyString(t.field, "has([" + list + "], v)");
-  }
   const TokenColumn col = TokensOf(t.field);
   for (const std::string& token : *matches) list += (list.empty() ? "" : "|") + QuoteMeta(token);
   return fmt::format("match({}, {})", col.column,
