@@ -2,13 +2,17 @@
 // binary, against a plain single-threaded SQLite baseline.
 //
 // Phases, in order:
-//   1. gen       generate --events training-log events in memory (seeded),
-//                one hour of them, or --days N days (one partition a day).
+//   1. gen       generate --events training-log events (seeded), one hour
+//                of them, or --days N days (one partition a day), a chunk
+//                of ~1M at a time, and count what each query probe of
+//                phase 6 must find.
 //   2. baseline  insert them straight into a fresh SQLite file (see
 //                sqlite_baseline.h); events/s and bytes/event.
 //   3. bulk      build the gzip `_bulk` bodies of --batch events each
 //                (before the clock starts: the client must not steal the
 //                server's cores).
+//                Phases 1-3 are one pass over the chunks, each timed on its
+//                own part; only the bodies are kept (see PreparePhases).
 //   4. server    start `<server> --listen 127.0.0.1:0 --data-dir
 //                <work-dir>/data --threads <n>` (tests/common/test_server.h),
 //                logs to <work-dir>/server.log, wait until it listens and
@@ -60,8 +64,11 @@
 //   --skip baseline,beats,redaction,detectors,concurrency   (also: export; tails is opt-in)
 // e.g. the 10M run of README "Performance":
 //   dashcam_bench --events 10000000 --days 5 --skip baseline,beats,redaction,detectors
-// At the end `bench.peak_rss_mib` is this process's own peak (the corpus is
-// ~460 bytes per event, the gzip bodies ~60 more).
+// At the end `bench.peak_rss_mib` is this process's own peak: the gzip bodies
+// (~60 bytes per event) and one chunk, or the whole corpus (~460 bytes per
+// event) while phase 8 runs. A 50M-event run, as in README "Performance":
+//   dashcam_bench --events 50000000 --days 25
+//     --skip baseline,beats,redaction,detectors,concurrency,export
 //
 // Output: one metric per line, `<name> <value> <unit>` (see report.h), e.g.
 //   ingest.events_per_s                          83512 events/s
@@ -127,6 +134,7 @@ constexpr int kStopGraceSeconds = 30;
 constexpr int kSearchLimit = 100;
 constexpr int kSearchWarmups = 1;
 constexpr size_t kLogTailBytes = 4000;
+constexpr size_t kChunkEvents = 1000000;  // ~450 MB of generated events
 
 struct BenchFlags {
   std::string server;
@@ -260,64 +268,121 @@ Result<std::string> ResolveServerBinary(const BenchFlags& flags) {
                                  ")");
 }
 
-EventCorpus GeneratePhase(const BenchFlags& flags) {
+testing::GeneratorOptions GeneratorOptionsOf(const BenchFlags& flags) {
   testing::GeneratorOptions options;
   options.seed = flags.seed;
   options.expected_events = flags.events;
   options.span_ms = flags.days > 0 ? flags.days * kDayMs : kHourMs;
-  auto start = Clock::now();
-  EventCorpus corpus = GenerateEventCorpus(options, flags.events);
-  double seconds = SecondsSince(start);
-  auto n = static_cast<double>(corpus.size());
-  PrintMetric("gen.events", n, "events");
-  PrintMetric("gen.seconds", seconds, "s", 2);
-  PrintMetric("gen.events_per_s", n / seconds, "events/s");
-  PrintMetric("gen.avg_event_bytes", static_cast<double>(corpus.ndjson().size()) / n - 1, "bytes",
-              1);
-  return corpus;
+  return options;
 }
 
-Status DumpNdjson(const EventCorpus& corpus, const std::string& path) {
+// Events per chunk of phases 1-3: about kChunkEvents, a multiple of --batch
+// so that the bodies are cut where one whole corpus would cut them.
+size_t ChunkEvents(const BenchFlags& flags) {
+  const auto batch = static_cast<size_t>(flags.batch);
+  return std::max<size_t>(1, kChunkEvents / batch) * batch;
+}
+
+// --dump-ndjson: the events, chunk by chunk, to `path`.
+Status DumpNdjson(const BenchFlags& flags, const std::string& path) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(corpus.ndjson().data(), static_cast<std::streamsize>(corpus.ndjson().size()));
+  CorpusChunks chunks(GeneratorOptionsOf(flags), flags.events, ChunkEvents(flags));
+  while (const EventCorpus* chunk = chunks.Next()) {
+    out.write(chunk->ndjson().data(), static_cast<std::streamsize>(chunk->ndjson().size()));
+  }
   out.close();
   if (!out) return Status::IoError("cannot write " + path);
   PrintText("gen.dumped_to", path);
   return Status::Ok();
 }
 
-// Returns the baseline's events/s.
-Result<double> BaselinePhase(const EventCorpus& corpus, const TempDir& work) {
-  fs::path db_path = fs::path(work.path()) / "baseline.sqlite";
-  Result<BaselineResult> result = RunSqliteBaseline(corpus, db_path);
-  if (!result.ok()) return result.status();
-  auto n = static_cast<double>(corpus.size());
-  double events_per_s = n / result->insert_seconds;
-  PrintMetric("baseline.seconds", result->insert_seconds, "s", 2);
+// What phases 1-3 leave for the server phases.
+struct Prepared {
+  ExpectedTotals expected;
+  std::vector<BulkBody> bodies;      // empty with --baseline-only
+  double baseline_events_per_s = 0;  // 0: skipped, no ratio printed
+};
+
+// Time spent in each of phases 1-3, which share one pass over the events.
+struct PrepareTimes {
+  double gen = 0;
+  double bulk = 0;
+  uint64_t json_bytes = 0;  // of the NDJSON lines, newlines included
+};
+
+void ReportGenerated(const BenchFlags& flags, const PrepareTimes& times) {
+  const auto n = static_cast<double>(flags.events);
+  PrintMetric("gen.events", n, "events");
+  PrintMetric("gen.seconds", times.gen, "s", 2);
+  PrintMetric("gen.events_per_s", n / times.gen, "events/s");
+  PrintMetric("gen.avg_event_bytes", static_cast<double>(times.json_bytes) / n - 1, "bytes", 1);
+}
+
+// Prints the baseline's figures; returns its events/s.
+double ReportBaseline(const BenchFlags& flags, const BaselineResult& result) {
+  const auto n = static_cast<double>(flags.events);
+  const double events_per_s = n / result.insert_seconds;
+  PrintMetric("baseline.seconds", result.insert_seconds, "s", 2);
   PrintMetric("baseline.events_per_s", events_per_s, "events/s");
-  PrintMetric("baseline.bytes_per_event", static_cast<double>(result->bytes_on_disk) / n, "bytes",
+  PrintMetric("baseline.bytes_per_event", static_cast<double>(result.bytes_on_disk) / n, "bytes",
               1);
-  if (!work.keep()) {
-    std::error_code ec;  // free the disk and page cache before the server runs
-    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db_path.string() + suffix, ec);
-  }
   return events_per_s;
 }
 
-Result<std::vector<BulkBody>> BulkPhase(const EventCorpus& corpus, const BenchFlags& flags) {
-  auto start = Clock::now();
-  auto bodies = BuildBulkBodies(corpus, static_cast<size_t>(flags.batch), kGzipLevel);
-  if (!bodies.ok()) return bodies;
+void ReportBodies(const std::vector<BulkBody>& bodies, double seconds) {
   uint64_t raw = 0, gz = 0;
-  for (const BulkBody& b : *bodies) {
+  for (const BulkBody& b : bodies) {
     raw += b.raw_bytes;
     gz += b.gzip.size();
   }
-  PrintMetric("bulk.requests", static_cast<double>(bodies->size()), "requests");
+  PrintMetric("bulk.requests", static_cast<double>(bodies.size()), "requests");
   PrintMetric("bulk.raw_mb", static_cast<double>(raw) / 1e6, "MB", 1);
   PrintMetric("bulk.gzip_ratio", static_cast<double>(gz) / static_cast<double>(raw), "", 3);
-  PrintMetric("bulk.build_seconds", SecondsSince(start), "s", 2);
-  return bodies;
+  PrintMetric("bulk.build_seconds", seconds, "s", 2);
+}
+
+// Phases 1-3 in one pass over the events, a chunk at a time: the reference
+// totals of the query probes, the baseline's inserts and the gzip bodies.
+// Only the bodies are kept (~60 bytes per event, against ~520 for a whole
+// corpus beside them), so 50M events fit in this machine's memory. Each
+// phase is timed on its own part of the pass.
+Result<Prepared> PreparePhases(const BenchFlags& flags, const TempDir& work) {
+  const fs::path db_path = fs::path(work.path()) / "baseline.sqlite";
+  std::unique_ptr<SqliteBaseline> baseline;
+  if (!flags.Skips("baseline") || flags.baseline_only) {
+    Result<std::unique_ptr<SqliteBaseline>> created = SqliteBaseline::Create(db_path);
+    if (!created.ok()) return created.status();
+    baseline = std::move(created).value();
+  }
+  Prepared out;
+  PrepareTimes times;
+  CorpusChunks chunks(GeneratorOptionsOf(flags), flags.events, ChunkEvents(flags));
+  for (;;) {
+    Clock::time_point start = Clock::now();
+    const EventCorpus* chunk = chunks.Next();
+    times.gen += SecondsSince(start);
+    if (chunk == nullptr) break;
+    times.json_bytes += chunk->ndjson().size();
+    out.expected.Count(*chunk);
+    if (baseline) {
+      if (Status s = baseline->Insert(*chunk, chunks.first() + 1); !s.ok()) return s;
+    }
+    if (flags.baseline_only) continue;
+    start = Clock::now();
+    Status s = AppendBulkBodies(*chunk, static_cast<size_t>(flags.batch), kGzipLevel, out.bodies);
+    if (!s.ok()) return s;
+    times.bulk += SecondsSince(start);
+  }
+  ReportGenerated(flags, times);
+  if (baseline) {
+    out.baseline_events_per_s = ReportBaseline(flags, baseline->Finish());
+    if (!work.keep()) {
+      std::error_code ec;  // free the disk and page cache before the server runs
+      for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db_path.string() + suffix, ec);
+    }
+  }
+  if (!flags.baseline_only) ReportBodies(out.bodies, times.bulk);
+  return out;
 }
 
 // Waits until the server says it listens (and on which port), it exits, or
@@ -411,7 +476,7 @@ int ExportPhase(const TestServer& server, int64_t events, Watchdog& watchdog,
 
 struct ServerRun {
   const BenchFlags& flags;
-  const EventCorpus& corpus;
+  const ExpectedTotals& expected;
   const std::vector<BulkBody>& bodies;
   const TempDir& work;
   double baseline_events_per_s;
@@ -447,7 +512,7 @@ bool LoadAndQuery(const ServerRun& run, const TestServer& server, Watchdog& watc
   const QuerySuiteOptions query_options{
       .limit = kSearchLimit, .warmups = kSearchWarmups, .runs = run.flags.query_runs};
   int query_failures =
-      RunQuerySuite(run.corpus, server.port(), server.pid(), query_options, watchdog);
+      RunQuerySuite(run.expected, server.port(), server.pid(), query_options, watchdog);
   int export_failures =
       run.flags.Skips("export") ? 0 : ExportPhase(server, load.events_ok, watchdog);
   return load.failed_requests == 0 && query_failures == 0 && export_failures == 0;
@@ -479,14 +544,17 @@ bool RunAgainstServer(const ServerRun& run, TestServer& server, Clock::time_poin
 
 // Phase 8: the same events over the Beats protocol, into a fresh server and
 // data directory so both protocols start from an empty partition.
+// The Beats driver encodes its windows from one whole corpus, generated again
+// here (the same events: the generator is seeded).
 bool BeatsPhase(const ServerRun& run, const std::string& binary, double bulk_events_per_s) {
+  const EventCorpus corpus = GenerateEventCorpus(GeneratorOptionsOf(run.flags), run.flags.events);
   TestServer server(BenchServer(run, binary, "beats-data", "server-beats.log"));
   if (!server.Spawn() || !server.WaitUntilListening(kHealthzTimeout) || server.beats_port() == 0) {
     std::fprintf(stderr, "beats: the server did not start: %s\n", server.error().c_str());
     return false;
   }
   BeatsLoadResult load =
-      DriveBeatsLoad(server.beats_port(), run.corpus, run.flags.batch, run.flags.connections);
+      DriveBeatsLoad(server.beats_port(), corpus, run.flags.batch, run.flags.connections);
   const double events_per_s = static_cast<double>(load.events_ok) / load.seconds;
   PrintMetric("beats.events_ok", static_cast<double>(load.events_ok), "events");
   PrintMetric("beats.seconds", load.seconds, "s", 2);
@@ -500,8 +568,9 @@ bool BeatsPhase(const ServerRun& run, const std::string& binary, double bulk_eve
   return load.failed_windows == 0 && exit.ok();
 }
 
-// Phase 9a: redaction's CPU cost per event, measured in this process.
-void RedactionCpuPhase(const EventCorpus& corpus) {
+// Phase 9a: redaction's CPU cost per event, measured in this process over the
+// events generated again, chunk by chunk (only the redaction is timed).
+void RedactionCpuPhase(const BenchFlags& flags) {
   auto redactor = ingest::Redactor::Create(ingest::RedactionConfig{});
   if (!redactor.ok()) {
     std::fprintf(stderr, "redaction: %s\n", redactor.status().ToString().c_str());
@@ -511,16 +580,20 @@ void RedactionCpuPhase(const EventCorpus& corpus) {
   std::string padded, out;
   ingest::RedactionHits hits;
   size_t changed = 0;
-  auto start = Clock::now();
-  for (size_t i = 0; i < corpus.size(); ++i) {
-    padded.assign(corpus.Json(i));
-    const size_t size = padded.size();
-    padded.append(simdjson::SIMDJSON_PADDING, ' ');
-    auto r = doc.Redact(std::string_view(padded.data(), size), padded.size(), out, hits);
-    if (r.ok() && *r) ++changed;
+  double seconds = 0;
+  CorpusChunks chunks(GeneratorOptionsOf(flags), flags.events, ChunkEvents(flags));
+  while (const EventCorpus* chunk = chunks.Next()) {
+    const auto start = Clock::now();
+    for (size_t i = 0; i < chunk->size(); ++i) {
+      padded.assign(chunk->Json(i));
+      const size_t size = padded.size();
+      padded.append(simdjson::SIMDJSON_PADDING, ' ');
+      auto r = doc.Redact(std::string_view(padded.data(), size), padded.size(), out, hits);
+      if (r.ok() && *r) ++changed;
+    }
+    seconds += SecondsSince(start);
   }
-  const double seconds = SecondsSince(start);
-  const auto n = static_cast<double>(corpus.size());
+  const auto n = static_cast<double>(flags.events);
   PrintMetric("redaction.cpu_events_per_s", n / seconds, "events/s (one core, in process)");
   PrintMetric("redaction.cpu_us_per_event", seconds * 1e6 / n, "us", 2);
   PrintMetric("redaction.events_masked", static_cast<double>(changed), "events");
@@ -601,7 +674,7 @@ bool ClickHousePhase(const ServerRun& run, const std::string& binary, double bul
                                         .limit = kSearchLimit,
                                         .warmups = kSearchWarmups,
                                         .runs = run.flags.query_runs};
-  RunQuerySuite(run.corpus, server.port(), server.pid(), query_options, watchdog);
+  RunQuerySuite(run.expected, server.port(), server.pid(), query_options, watchdog);
   const int export_failures =
       run.flags.Skips("export")
           ? 0
@@ -866,8 +939,8 @@ bool ConcurrencyPhase(const ServerRun& run, const std::string& binary) {
   return ok;
 }
 
-// This process's peak RSS (VmHWM): the corpus and the gzip bodies, which
-// must fit beside the server at 10M events.
+// This process's peak RSS (VmHWM): the gzip bodies and a chunk of events (the
+// whole corpus if phase 8 ran), which must fit beside the server.
 void ReportOwnPeakRss() {
   std::ifstream in("/proc/self/status");
   std::string line;
@@ -894,7 +967,7 @@ int ServerPhases(const ServerRun& run, const std::string& binary) {
   server.Kill();
   ExitStatus exit = server.exit_status().value();
   PrintText("server.exit", exit.ToString());
-  auto n = static_cast<double>(run.corpus.size());
+  auto n = static_cast<double>(run.flags.events);
   PrintMetric("disk.bytes_per_event_after_stop", static_cast<double>(DiskBytesUnder(data_dir)) / n,
               "bytes", 1);
   if (!ok || !exit.ok()) {
@@ -906,7 +979,7 @@ int ServerPhases(const ServerRun& run, const std::string& binary) {
   const bool beats_ok = run.flags.Skips("beats") || BeatsPhase(run, binary, bulk_events_per_s);
   bool raw_ok = true;
   if (!run.flags.Skips("redaction")) {
-    RedactionCpuPhase(run.corpus);
+    RedactionCpuPhase(run.flags);
     raw_ok = NoRedactionPhase(run, binary, bulk_events_per_s);
   }
   const bool detectors_ok = run.flags.Skips("detectors") || DetectorsPhase(run, binary);
@@ -929,9 +1002,8 @@ int Main(int argc, char** argv) {
     if (!resolved.ok()) return CannotRun("flags", resolved.status());
     binary = *resolved;
   }
-  EventCorpus corpus = GeneratePhase(flags);
   if (!flags.dump_ndjson.empty()) {
-    Status s = DumpNdjson(corpus, flags.dump_ndjson);
+    Status s = DumpNdjson(flags, flags.dump_ndjson);
     return s.ok() ? kExitOk : CannotRun("dump", s);
   }
   std::optional<TempDir> work;
@@ -944,13 +1016,12 @@ int Main(int argc, char** argv) {
                          : Status::InvalidArgument(std::string("--work-dir ") + e.what()));
   }
   PrintText("work_dir", work->path());
-  Result<double> baseline = 0.0;  // 0: skipped, no ratio printed
-  if (!flags.Skips("baseline") || flags.baseline_only) baseline = BaselinePhase(corpus, *work);
-  if (!baseline.ok()) return CannotRun("baseline", baseline.status());
+  Result<Prepared> prepared = PreparePhases(flags, *work);
+  if (!prepared.ok()) return CannotRun("gen, baseline or bulk", prepared.status());
   if (flags.baseline_only) return kExitOk;
-  Result<std::vector<BulkBody>> bodies = BulkPhase(corpus, flags);
-  if (!bodies.ok()) return CannotRun("bulk", bodies.status());
-  const int code = ServerPhases(ServerRun{flags, corpus, *bodies, *work, *baseline}, binary);
+  const int code = ServerPhases(ServerRun{flags, prepared->expected, prepared->bodies, *work,
+                                          prepared->baseline_events_per_s},
+                                binary);
   ReportOwnPeakRss();
   return code;
 }

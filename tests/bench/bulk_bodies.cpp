@@ -23,10 +23,8 @@ std::string RawBulkBody(const EventCorpus& corpus, size_t begin, size_t end) {
 
 }  // namespace
 
-Result<std::vector<BulkBody>> BuildBulkBodies(const EventCorpus& corpus, size_t batch,
-                                              int gzip_level) {
-  std::vector<BulkBody> bodies;
-  bodies.reserve((corpus.size() + batch - 1) / batch);
+Status AppendBulkBodies(const EventCorpus& corpus, size_t batch, int gzip_level,
+                        std::vector<BulkBody>& bodies) {
   for (size_t begin = 0; begin < corpus.size(); begin += batch) {
     size_t end = std::min(corpus.size(), begin + batch);
     std::string raw = RawBulkBody(corpus, begin, end);
@@ -42,7 +40,7 @@ Result<std::vector<BulkBody>> BuildBulkBodies(const EventCorpus& corpus, size_t 
     gz.shrink_to_fit();
     bodies.push_back(BulkBody{std::move(gz), raw.size(), end - begin});
   }
-  return bodies;
+  return Status::Ok();
 }
 
 }  // namespace dashcam::bench

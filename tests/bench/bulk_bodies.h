@@ -25,9 +25,11 @@ struct BulkBody {
   size_t events = 0;
 };
 
-// Splits the corpus into bodies of `batch` events (the last may be shorter).
+// Splits the corpus into bodies of `batch` events (the last may be shorter)
+// and appends them to `bodies`. A corpus drawn in chunks (CorpusChunks) whose
+// size is a multiple of `batch` gives the same bodies as one whole corpus.
 // REQUIRES: batch > 0, 0 <= gzip_level <= 9.
-Result<std::vector<BulkBody>> BuildBulkBodies(const EventCorpus& corpus, size_t batch,
-                                              int gzip_level);
+Status AppendBulkBodies(const EventCorpus& corpus, size_t batch, int gzip_level,
+                        std::vector<BulkBody>& bodies);
 
 }  // namespace dashcam::bench

@@ -1,6 +1,8 @@
 // EventCorpus: see event_corpus.h.
 #include "tests/bench/event_corpus.h"
 
+#include <algorithm>
+
 namespace dashcam::bench {
 namespace {
 
@@ -43,12 +45,36 @@ void EventCorpus::Reserve(size_t events) {
   ts_ms_.reserve(events);
 }
 
+void EventCorpus::Clear() {
+  ndjson_.clear();
+  line_ends_.clear();
+  messages_.clear();
+  message_ends_.clear();
+  ts_ms_.clear();
+}
+
 EventCorpus GenerateEventCorpus(const testing::GeneratorOptions& options, int64_t count) {
   testing::TrainingLogGenerator generator(options);
   EventCorpus corpus;
   corpus.Reserve(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i) corpus.Append(generator.Next());
   return corpus;
+}
+
+CorpusChunks::CorpusChunks(const testing::GeneratorOptions& options, int64_t count, size_t chunk)
+    : generator_(options), left_(count), chunk_(chunk) {
+  corpus_.Reserve(static_cast<size_t>(std::min<int64_t>(count, static_cast<int64_t>(chunk))));
+}
+
+const EventCorpus* CorpusChunks::Next() {
+  if (left_ <= 0) return nullptr;
+  corpus_.Clear();
+  const auto n = std::min<int64_t>(left_, static_cast<int64_t>(chunk_));
+  for (int64_t i = 0; i < n; ++i) corpus_.Append(generator_.Next());
+  first_ = drawn_;
+  drawn_ += n;
+  left_ -= n;
+  return &corpus_;
 }
 
 }  // namespace dashcam::bench

@@ -2,7 +2,9 @@
 #include "tests/bench/query_suite.h"
 
 #include <charconv>
+#include <cstddef>
 #include <cstdio>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -122,12 +124,6 @@ constexpr Probe kProbes[] = {
     {"context", "context", nullptr, "id={id}&before=20&after=20", Target::kNone, nullptr, false},
 };
 
-int64_t CountMatches(const EventCorpus& corpus, Predicate expect) {
-  int64_t n = 0;
-  for (size_t i = 0; i < corpus.size(); ++i) n += expect(corpus.Message(i), corpus.Json(i));
-  return n;
-}
-
 // The `_id` of the first hit of a search answer; empty if none.
 std::string FirstHitId(sv body) {
   boost::system::error_code ec;
@@ -167,7 +163,7 @@ std::string UnitWithTarget(const Probe& p, const QueryTiming& t) {
   return buf;
 }
 
-void Report(const Probe& p, const QueryTiming& t, const EventCorpus& corpus,
+void Report(const Probe& p, const QueryTiming& t, int64_t expected,
             const std::string& metric_prefix) {
   const std::string prefix = metric_prefix + "." + p.name;
   PrintMetric(prefix + ".median_ms", t.median_ms, UnitWithTarget(p, t), 2);
@@ -180,19 +176,31 @@ void Report(const Probe& p, const QueryTiming& t, const EventCorpus& corpus,
     PrintMetric(prefix + ".total", static_cast<double>(*t.total), unit);
   }
   if (p.expect != nullptr) {
-    PrintMetric(prefix + ".expected", static_cast<double>(CountMatches(corpus, p.expect)),
-                "hits (in the corpus)");
+    PrintMetric(prefix + ".expected", static_cast<double>(expected), "hits (in the corpus)");
   }
 }
 
 }  // namespace
 
-int RunQuerySuite(const EventCorpus& corpus, std::uint16_t port, pid_t server_pid,
+ExpectedTotals::ExpectedTotals() : per_probe_(std::size(kProbes), 0) {}
+
+void ExpectedTotals::Count(const EventCorpus& chunk) {
+  for (size_t k = 0; k < std::size(kProbes); ++k) {
+    const Predicate expect = kProbes[k].expect;
+    if (expect == nullptr) continue;
+    int64_t n = 0;
+    for (size_t i = 0; i < chunk.size(); ++i) n += expect(chunk.Message(i), chunk.Json(i));
+    per_probe_[k] += n;
+  }
+}
+
+int RunQuerySuite(const ExpectedTotals& expected, std::uint16_t port, pid_t server_pid,
                   const QuerySuiteOptions& options, Watchdog& watchdog) {
   testing::HttpClient conn("127.0.0.1", port, {.retry_once = false});
   int failures = 0;
   std::string anchor_id;
-  for (const Probe& p : kProbes) {
+  for (size_t k = 0; k < std::size(kProbes); ++k) {
+    const Probe& p = kProbes[k];
     const std::string prefix = options.prefix + "." + p.name;
     const std::string target = TargetOf(p, options.limit, anchor_id);
     PrintText(prefix + ".q", p.q != nullptr ? std::string(p.q) : target);
@@ -204,7 +212,7 @@ int RunQuerySuite(const EventCorpus& corpus, std::uint16_t port, pid_t server_pi
       continue;
     }
     if (p.id_source) anchor_id = FirstHitId(timing->last_body);
-    Report(p, *timing, corpus, options.prefix);
+    Report(p, *timing, expected.per_probe()[k], options.prefix);
     watchdog.Tick();
   }
   return failures;

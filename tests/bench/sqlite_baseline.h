@@ -10,12 +10,20 @@
 // Each event is one row of `events` (doc = its JSON) plus its message in
 // `fts`, committed in transactions of kBaselineRowsPerTransaction rows.
 //
-// Thread-safety: RunSqliteBaseline is self-contained; it opens and closes
-// its own connection.
+// The events may come in chunks (CorpusChunks); only the inserts and commits
+// are timed, not what the caller does between chunks.
+//
+// Thread-safety: a SqliteBaseline owns its connection and belongs to one
+// thread at a time.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
+#include <string_view>
+
+struct sqlite3;
+struct sqlite3_stmt;
 
 #include "storage/status.h"
 #include "tests/bench/event_corpus.h"
@@ -25,12 +33,43 @@ namespace dashcam::bench {
 inline constexpr int kBaselineRowsPerTransaction = 10000;
 
 struct BaselineResult {
-  double insert_seconds = 0;   // from the first BEGIN to the last COMMIT
+  double insert_seconds = 0;   // inserting and committing, summed over the chunks
   uint64_t bytes_on_disk = 0;  // database, WAL and shm after closing
 };
 
-// REQUIRES: `db_path` does not exist yet.
-Result<BaselineResult> RunSqliteBaseline(const EventCorpus& corpus,
-                                         const std::filesystem::path& db_path);
+class SqliteBaseline {
+ public:
+  // Creates the database. REQUIRES: `db_path` does not exist yet.
+  static Result<std::unique_ptr<SqliteBaseline>> Create(const std::filesystem::path& db_path);
+  ~SqliteBaseline();
+  SqliteBaseline(const SqliteBaseline&) = delete;
+  SqliteBaseline& operator=(const SqliteBaseline&) = delete;
+
+  // Inserts every event of `chunk`, with ids from `first_id` on, in
+  // transactions of kBaselineRowsPerTransaction rows (a chunk's last may be
+  // shorter).
+  Status Insert(const EventCorpus& chunk, int64_t first_id);
+  // Closes the database: the time spent in Insert and the bytes on disk.
+  BaselineResult Finish();
+
+ private:
+  struct DbCloser {
+    void operator()(sqlite3* db) const;
+  };
+  struct StmtFinalizer {
+    void operator()(sqlite3_stmt* stmt) const;
+  };
+  using DbPtr = std::unique_ptr<sqlite3, DbCloser>;
+  using StmtPtr = std::unique_ptr<sqlite3_stmt, StmtFinalizer>;
+
+  SqliteBaseline(std::filesystem::path path, DbPtr db, StmtPtr doc, StmtPtr fts);
+  Status InsertOne(int64_t id, int64_t ts, std::string_view doc, std::string_view message);
+
+  std::filesystem::path path_;
+  DbPtr db_;
+  StmtPtr doc_;
+  StmtPtr fts_;
+  double insert_seconds_ = 0;
+};
 
 }  // namespace dashcam::bench
