@@ -237,16 +237,16 @@ asio::awaitable<bool> HttpSession<Stream>::ServeOne(beast::flat_buffer& buffer) 
   const unsigned version = parser.get().version();
   // Beast compares a declared Content-Length with the limit in force while
   // the header is read, so a tighter one is checked here; a chunked body is
-  // held to it as it is read.
+  // held to it as it is read. A 413 names the limit that applied.
   std::string_view limit_flag = "--max-body-bytes";
-  if (Router::ParsesBodyWhole(parser.get().target())) {
+  if (limits_.max_search_body_bytes < limits_.max_body_bytes &&
+      Router::ParsesBodyWhole(parser.get().target())) {
     limit_flag = "--max-search-body-bytes";
-    const std::uint64_t limit = std::min(limits_.max_search_body_bytes, limits_.max_body_bytes);
-    if (parser.content_length().value_or(0) > limit) {
+    if (parser.content_length().value_or(0) > limits_.max_search_body_bytes) {
       co_await FailRead(http::error::body_limit, version, limit_flag);
       co_return false;
     }
-    parser.body_limit(limit);
+    parser.body_limit(limits_.max_search_body_bytes);
   }
   if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
     http::response<http::empty_body> cont{http::status::continue_, version};

@@ -161,5 +161,27 @@ TEST(FilebeatReplayTest, AChunkedSearchBodyPastItsLimitGets413) {
   EXPECT_EQ(server.Stop(), 0);
 }
 
+// With --max-body-bytes the tighter limit, a search body is held to it, and
+// the 413 names it, whether the body's length is declared or chunked.
+TEST(FilebeatReplayTest, ASearchBodyPastTheSmallerBodyLimitNamesThatLimit) {
+  TempDir dir;
+  TestServer server(dir.path() + "/data",
+                    {"--max-body-bytes", "1000", "--max-search-body-bytes", "5000"});
+  ASSERT_TRUE(server.Start()) << server.ReadLog();
+  const std::string head =
+      "POST /_search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n";
+  for (const std::string& request :
+       {head + "Transfer-Encoding: chunked\r\n\r\n7d0\r\n{\"query\":",  // a 2000-byte chunk
+        head + "Content-Length: 2000\r\n\r\n{\"query\":"}) {
+    BeatsClient conn(server.port());
+    ASSERT_TRUE(conn.Send(request));
+    const RawResponse r = ReadResponse(conn);
+    EXPECT_EQ(r.status_line, "HTTP/1.1 413 Payload Too Large") << r.body;
+    EXPECT_NE(r.body.find("--max-body-bytes"), std::string::npos) << r.body;
+    EXPECT_EQ(r.body.find("--max-search-body-bytes"), std::string::npos) << r.body;
+  }
+  EXPECT_EQ(server.Stop(), 0);
+}
+
 }  // namespace
 }  // namespace dashcam::testing::filebeat_replay_test
