@@ -132,7 +132,7 @@ class Writer {
   void NotifyCommitted(std::int64_t day, const std::vector<EventKey>& keys);
   Result<PartitionWriter*> WriterFor(std::int64_t day);
   void CloseWriter(std::int64_t day);
-  void ReleaseIdle(const std::vector<std::int64_t>& written_days);
+  void CloseIdle(const std::vector<std::int64_t>& written_days);
 
   // Constant after construction.
   PartitionSet& partitions_;
@@ -168,7 +168,7 @@ class Writer {
   // Writer thread only.
   struct OpenPartition {
     std::unique_ptr<PartitionWriter> writer;
-    int idle_groups = 0;  // group commits in a row that did not write it (ReleaseIdle)
+    int idle_groups = 0;  // group commits in a row that did not write it (CloseIdle)
   };
   std::map<std::int64_t, OpenPartition> open_;
   std::deque<std::int64_t> open_order_;

@@ -143,6 +143,42 @@ class WriterDiskFullTest : public ::testing::Test {
   std::mt19937_64 rng_{42};
 };
 
+// The fixture's writer without a quota.
+class WriterIdleDayTest : public WriterDiskFullTest {
+ protected:
+  void SetUp() override {
+    WriterDiskFullTest::SetUp();
+    SetQuota(kNoQuota);
+  }
+};
+
+// A day the last 8 group commits did not write is closed (Writer::CloseIdle):
+// its connection goes, and with it the -wal and -shm files. A late event
+// reopens it and is stored beside the earlier ones, even in a millisecond
+// that already holds one.
+TEST_F(WriterIdleDayTest, AClosedDayReopensForALateEvent) {
+  StartWriter(100ms);
+  ASSERT_TRUE(Append(Batch("early", 10)).status.ok());
+  const std::string path = parts_.PathFor(kWriterDay);
+  EXPECT_TRUE(std::filesystem::exists(path + "-wal"));
+  for (int g = 0; g < 9; ++g) {
+    const TimeMs t = kWriterT0 + kMsPerDay + g * 100;
+    ASSERT_TRUE(Append(Batch(fmt::format("next{}", g), 5, t)).status.ok());
+  }
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+  EXPECT_FALSE(std::filesystem::exists(path + "-shm"));
+  const AppendResult late = Append(Batch("late", 3, kWriterT0 + 5));
+  ASSERT_TRUE(late.status.ok()) << late.status.ToString();
+  writer_->Stop();
+  const FileContents day = ReadFile(path);
+  EXPECT_EQ(day.integrity, "ok");
+  EXPECT_EQ(day.events, 13);
+  EXPECT_EQ(day.level_counted, 13);
+  for (const char* name : {"early-0", "early-5", "early-9", "late-0", "late-2"}) {
+    EXPECT_TRUE(day.sources.contains(name)) << name;
+  }
+}
+
 TEST_F(WriterDiskFullTest, FullDiskRollsBackPausesAndResumesByItself) {
   StartWriter(100ms);
   std::set<std::string> stored;
@@ -255,8 +291,8 @@ TEST_F(WriterDiskFullTest, StopWhilePausedReturnsAndRefuses) {
   EXPECT_EQ(ReadFile(parts_.PathFor(kWriterDay)).sources, stored);
 }
 
-// A partition the writer has stopped writing (Writer::ReleaseIdle)
-// gives its page cache back and truncates its WAL file, unless a reader is
+// A partition the writer has stopped writing (Writer::CloseIdle, before it
+// closes the connection) gives its page cache back and truncates its WAL file, unless a reader is
 // in it (then without waiting for it), and writes on afterwards.
 TEST(PartitionWriterMemoryTest, IdleDayGivesThePageCacheAndTheWalBack) {
   dashcam::testing::TempDir dir;
