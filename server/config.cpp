@@ -146,6 +146,12 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
                  "into JSON, which takes several times its size in memory")
       ->envname("DASHCAM_MAX_SEARCH_BODY_BYTES")
       ->capture_default_str();
+  app.add_option("--sqlite-memory-mib", c.sqlite_memory_mib,
+                 "SQLite's memory for every partition together, mostly page caches, in MiB: "
+                 "past it, connections reuse their cached pages (a soft limit); 0: no limit")
+      ->envname("DASHCAM_SQLITE_MEMORY_MIB")
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 20))
+      ->capture_default_str();
   app.add_option("--max-event-bytes", c.max_event_bytes,
                  "Largest single document; larger ones are rejected per item (400)")
       ->envname("DASHCAM_MAX_EVENT_BYTES")

@@ -32,7 +32,10 @@ struct Config {
   std::size_t max_search_body_bytes = 1u << 20;
   std::size_t max_event_bytes = 1u << 20;  // per document
   std::size_t queue_bytes = 64u << 20;     // events waiting for the writer
-  std::string sync = "full";               // SQLite synchronous: full | normal
+  // SQLite's heap, every partition's connections together (mostly page
+  // caches), MiB: a soft limit; 0: none (storage/sqlite_db.h).
+  std::size_t sqlite_memory_mib = 64;
+  std::string sync = "full";  // SQLite synchronous: full | normal
   // Documents a day stores as they are (the compression dictionary's
   // samples) before it compresses them; 0: never compress.
   std::size_t compress_after = 2000;

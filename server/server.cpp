@@ -35,6 +35,7 @@
 #include "storage/clickhouse/ch_options.h"
 #include "storage/clickhouse/ch_store.h"
 #include "storage/metrics.h"
+#include "storage/sqlite_db.h"
 #include "storage/sqlite_store.h"
 
 namespace dashcam::server {
@@ -91,6 +92,7 @@ Result<std::unique_ptr<storage::EventStore>> OpenStore(const Config& c, Metrics&
     return Status::InvalidArgument("--storage must be sqlite or a clickhouse:// URL, not " +
                                    c.storage);
   }
+  storage::SetSqliteSoftHeapLimit(static_cast<std::int64_t>(c.sqlite_memory_mib) << 20);
   auto store = storage::SqliteStore::Open(StoreOptions(c, metrics), log);
   if (!store.ok()) return store.status();
   return std::unique_ptr<storage::EventStore>(std::move(*store));

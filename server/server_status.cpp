@@ -10,6 +10,7 @@
 
 #include "server/version.h"
 #include "storage/query_ast.h"
+#include "storage/sqlite_db.h"
 #include "storage/time_format.h"
 
 namespace dashcam::server {
@@ -114,6 +115,9 @@ std::string ServerStatus::MetricsText() const {
   for (const auto& p : partitions) disk += p.bytes;
   Gauge(out, "dashcam_partitions", "Day partitions on disk.", partitions.size());
   Gauge(out, "dashcam_disk_bytes", "Bytes of all partition files (with their WAL).", disk);
+  Gauge(out, "dashcam_sqlite_memory_bytes",
+        "Bytes SQLite holds, every partition's connections together (--sqlite-memory-mib).",
+        static_cast<std::uint64_t>(storage::SqliteHeapBytes()));
   Gauge(out, "dashcam_uptime_seconds", "Seconds since the server started.",
         static_cast<std::uint64_t>(UptimeSeconds()));
   AppendMetricHeader(out, "dashcam_build_info", "The running version (value 1).", "gauge");
@@ -243,6 +247,7 @@ json::value ServerStatus::ConfigSummary() const {
       {"sync", c.sync},
       {"max_body_bytes", c.max_body_bytes},
       {"max_search_body_bytes", c.max_search_body_bytes},
+      {"sqlite_memory_mib", c.sqlite_memory_mib},
       {"max_event_bytes", c.max_event_bytes},
       {"queue_bytes", c.queue_bytes},
       {"query_timeout_ms", c.query_timeout_ms},

@@ -3,6 +3,7 @@
 // counters and histograms moving as bulk, NDJSON, Beats and queries arrive;
 // /healthz; /readyz turning 503 under a full writer queue and after a failed
 // commit; /api/v1/status after ingesting into two day partitions.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <future>
 #include <map>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -547,6 +549,46 @@ TEST_F(ObservabilityTest, SearchHelpersReadDaysOfASearchAndCanBeTurnedOff) {
   StartServer({"--search-helpers", "0"});
   for (int round = 0; round < 5; ++round) check();
   EXPECT_EQ(Scrape().Must("dashcam_search_helper_partitions_total"), 0);
+}
+
+// --sqlite-memory-mib bounds what SQLite holds (dashcam_sqlite_memory_bytes)
+// while reads cover every day: without it, each day's read connection keeps
+// the pages it read in its own page cache.
+TEST_F(ObservabilityTest, SqliteMemoryStaysNearItsLimitWhileEveryDayIsRead) {
+  StartServer({"--sqlite-memory-mib", "0"});
+  std::mt19937_64 rng(7);
+  for (int day = 1; day <= 4; ++day) {
+    std::string body;
+    for (int i = 0; i < 4000; ++i) {
+      std::string message = fmt::format("step {}", i);
+      for (int w = 0; w < 80; ++w) message += fmt::format(" w{:x}", rng() % 10'000'000);
+      body += fmt::format(R"({{"@timestamp":"2024-05-0{}T{}:{:02}:{:02}Z","message":"{}"}})", day,
+                          10 + i / 3600, i / 60 % 60, i % 60, message);
+      body += '\n';
+    }
+    auto ingest = http_->Post("/api/v1/ingest", body, kNdjson);
+    ASSERT_EQ(ingest.status, 200) << ingest.body;
+  }
+  const std::string range = "&from=2024-05-01T00:00:00Z&to=2024-05-06T00:00:00Z";
+  // Every document of every day, then every day's index.
+  auto read_everything = [&] {
+    auto exported = http_->Get("/api/v1/export?format=ndjson&q=*" + range);
+    EXPECT_EQ(exported.status, 200);
+    EXPECT_EQ(std::count(exported.body.begin(), exported.body.end(), '\n'), 16'000);
+    auto search = http_->Get("/api/v1/search?limit=1&q=" + UrlEncode("step AND NOT w1*") + range);
+    EXPECT_EQ(search.status, 200) << search.body;
+    return Scrape().Must("dashcam_sqlite_memory_bytes");
+  };
+  const double unbounded = read_everything();
+  ASSERT_EQ(server_->Stop(), 0) << server_->ReadLog();
+  StartServer({"--sqlite-memory-mib", "2"});
+  const double bounded = read_everything();
+  EXPECT_GT(unbounded, 12 << 20);
+  EXPECT_LT(bounded, 4 << 20) << "unbounded: " << unbounded;
+  std::printf("sqlite memory: unbounded %.1f MiB, bounded %.1f MiB\n", unbounded / (1 << 20),
+              bounded / (1 << 20));
+  auto status = json::parse(http_->Get("/api/v1/status").body);
+  EXPECT_EQ(status.at("config").at("sqlite_memory_mib").to_number<int>(), 2);
 }
 
 TEST_F(ObservabilityTest, StatusListsPartitionsNewestFirstWithTheirEventsAndNoSecrets) {
