@@ -276,17 +276,18 @@ testing::GeneratorOptions GeneratorOptionsOf(const BenchFlags& flags) {
   return options;
 }
 
-// Events per chunk of phases 1-3: about kChunkEvents, a multiple of --batch
-// so that the bodies are cut where one whole corpus would cut them.
-size_t ChunkEvents(const BenchFlags& flags) {
+// The --events events, in chunks of about kChunkEvents: a multiple of
+// --batch, so that the bodies are cut where one whole corpus would cut them.
+CorpusChunks ChunksOf(const BenchFlags& flags) {
   const auto batch = static_cast<size_t>(flags.batch);
-  return std::max<size_t>(1, kChunkEvents / batch) * batch;
+  return CorpusChunks(GeneratorOptionsOf(flags), flags.events,
+                      std::max<size_t>(1, kChunkEvents / batch) * batch);
 }
 
 // --dump-ndjson: the events, chunk by chunk, to `path`.
 Status DumpNdjson(const BenchFlags& flags, const std::string& path) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  CorpusChunks chunks(GeneratorOptionsOf(flags), flags.events, ChunkEvents(flags));
+  CorpusChunks chunks = ChunksOf(flags);
   while (const EventCorpus* chunk = chunks.Next()) {
     out.write(chunk->ndjson().data(), static_cast<std::streamsize>(chunk->ndjson().size()));
   }
@@ -356,7 +357,7 @@ Result<Prepared> PreparePhases(const BenchFlags& flags, const TempDir& work) {
   }
   Prepared out;
   PrepareTimes times;
-  CorpusChunks chunks(GeneratorOptionsOf(flags), flags.events, ChunkEvents(flags));
+  CorpusChunks chunks = ChunksOf(flags);
   for (;;) {
     Clock::time_point start = Clock::now();
     const EventCorpus* chunk = chunks.Next();
@@ -581,7 +582,7 @@ void RedactionCpuPhase(const BenchFlags& flags) {
   ingest::RedactionHits hits;
   size_t changed = 0;
   double seconds = 0;
-  CorpusChunks chunks(GeneratorOptionsOf(flags), flags.events, ChunkEvents(flags));
+  CorpusChunks chunks = ChunksOf(flags);
   while (const EventCorpus* chunk = chunks.Next()) {
     const auto start = Clock::now();
     for (size_t i = 0; i < chunk->size(); ++i) {

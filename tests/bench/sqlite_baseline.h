@@ -22,9 +22,7 @@
 #include <memory>
 #include <string_view>
 
-struct sqlite3;
-struct sqlite3_stmt;
-
+#include "storage/sqlite_db.h"
 #include "storage/status.h"
 #include "tests/bench/event_corpus.h"
 
@@ -41,9 +39,6 @@ class SqliteBaseline {
  public:
   // Creates the database. REQUIRES: `db_path` does not exist yet.
   static Result<std::unique_ptr<SqliteBaseline>> Create(const std::filesystem::path& db_path);
-  ~SqliteBaseline();
-  SqliteBaseline(const SqliteBaseline&) = delete;
-  SqliteBaseline& operator=(const SqliteBaseline&) = delete;
 
   // Inserts every event of `chunk`, with ids from `first_id` on, in
   // transactions of kBaselineRowsPerTransaction rows (a chunk's last may be
@@ -53,22 +48,13 @@ class SqliteBaseline {
   BaselineResult Finish();
 
  private:
-  struct DbCloser {
-    void operator()(sqlite3* db) const;
-  };
-  struct StmtFinalizer {
-    void operator()(sqlite3_stmt* stmt) const;
-  };
-  using DbPtr = std::unique_ptr<sqlite3, DbCloser>;
-  using StmtPtr = std::unique_ptr<sqlite3_stmt, StmtFinalizer>;
-
-  SqliteBaseline(std::filesystem::path path, DbPtr db, StmtPtr doc, StmtPtr fts);
+  SqliteBaseline() = default;
   Status InsertOne(int64_t id, int64_t ts, std::string_view doc, std::string_view message);
 
   std::filesystem::path path_;
-  DbPtr db_;
-  StmtPtr doc_;
-  StmtPtr fts_;
+  storage::Db db_;  // before the statements: closed after them
+  storage::Stmt doc_;
+  storage::Stmt fts_;
   double insert_seconds_ = 0;
 };
 
