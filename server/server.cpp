@@ -367,6 +367,12 @@ int RunServer(const Config& config, const Log& log) {
       return 1;
     }
   }
+  // Before "listening": whoever starts the server (a test, a supervisor)
+  // may stop it as soon as it reads that line, and a SIGTERM that came
+  // before the handler would end the process without draining (exit 143).
+  asio::signal_set signals(ioc, SIGINT, SIGTERM);
+  asio::co_spawn(ioc, DrainOnSignal(ioc, signals, listener, registry, beats.get(), log),
+                 asio::detached);
   const auto ep = listener.local_endpoint();
   const std::string addr = fmt::format("{}:{}", ep.address().to_string(), ep.port());
   log.Info("listening", {{"addr", addr}});
@@ -374,10 +380,6 @@ int RunServer(const Config& config, const Log& log) {
       addr, beats ? fmt::format("{}:{}", beats->local_endpoint().address().to_string(),
                                 beats->local_endpoint().port())
                   : "");
-
-  asio::signal_set signals(ioc, SIGINT, SIGTERM);
-  asio::co_spawn(ioc, DrainOnSignal(ioc, signals, listener, registry, beats.get(), log),
-                 asio::detached);
   listener.Start();
   if (beats) beats->Start();
   std::vector<std::thread> threads;
