@@ -521,6 +521,68 @@ TEST_F(SqliteStoreTest, HitsAndTotalsOverManyDaysAreTheSameWhoeverReadsThem) {
   }
 }
 
+// A day's scan keeps the keys of its first 10 000 matches at most
+// (sqlite_store.cpp, kMaxKeyScanRows); past them the day's count goes on
+// without keys. The newest day of the range is read newest first, an older
+// one oldest first and its hits newest first after. Each must agree with a
+// day read whole.
+TEST_F(SqliteStoreTest, ADayPastTheKeyScanIsCountedWholeAndPagedNewestFirst) {
+  constexpr int kBroad = 12'000;
+  std::vector<Record> batch;
+  for (int i = 0; i < kBroad; ++i) batch.push_back(Ev(fmt::format("old{}", i), kT0 + i, "broad"));
+  for (int i = 0; i < 3; ++i) {
+    batch.push_back(Ev(fmt::format("new{}", i), kT0 + kMsPerDay + i, "broad"));
+  }
+  MustAppend(std::move(batch));
+  const Node q = Msg("broad");
+  struct Case {
+    std::size_t count_limit;
+    std::uint64_t total;
+    bool exact;
+  };
+  for (const bool broad_day_newest : {false, true}) {
+    SCOPED_TRACE(broad_day_newest ? "the broad day is the newest" : "the broad day is older");
+    const int newer = broad_day_newest ? 0 : 3;
+    const std::uint64_t all = kBroad + newer;
+    Names newest;
+    for (int i = newer - 1; i >= 0; --i) newest.push_back(fmt::format("new{}", i));
+    for (int i = 1; newest.size() < 5; ++i) newest.push_back(fmt::format("old{}", kBroad - i));
+    for (Case c : {Case{20'000, all, true}, Case{all + 1, all, true}, Case{all, all, false},
+                   Case{10'001, 10'001, false}}) {
+      SCOPED_TRACE(c.count_limit);
+      SearchRequest req;
+      req.query = &q;
+      req.to = broad_day_newest ? (kDay + 1) * kMsPerDay : kMaxEventTime;
+      req.limit = 5;
+      req.count_limit = c.count_limit;
+      auto page = store_->Search(req);
+      ASSERT_TRUE(page.ok()) << page.status().ToString();
+      EXPECT_EQ(page->total, c.total);
+      EXPECT_EQ(page->total_exact, c.exact);
+      Names got;
+      for (const StoredEvent& e : page->hits) got.push_back(e.source);
+      EXPECT_EQ(got, newest);
+    }
+    // Pages of 1000 from the cursor visit every match once, newest first.
+    SearchRequest req;
+    req.query = &q;
+    req.to = broad_day_newest ? (kDay + 1) * kMsPerDay : kMaxEventTime;
+    req.limit = 1000;
+    std::vector<EventKey> keys;
+    for (int page = 0; page < 20; ++page) {
+      auto got = store_->Search(req);
+      ASSERT_TRUE(got.ok()) << got.status().ToString();
+      EXPECT_EQ(got->total, 10'000u);
+      for (const StoredEvent& e : got->hits) keys.push_back(e.key);
+      if (!got->next) break;
+      req.before = got->next;
+    }
+    ASSERT_EQ(keys.size(), all);
+    EXPECT_TRUE(std::is_sorted(keys.rbegin(), keys.rend()));
+    EXPECT_EQ(std::adjacent_find(keys.begin(), keys.end()), keys.end());
+  }
+}
+
 TEST_F(SqliteStoreTest, DaysGoToTheirOwnPartitionFiles) {
   MustAppend({Ev("d0", kT0, "e"), Ev("d2", kT0 + 2 * kMsPerDay, "e"),
               Ev("d1", DayStart(kDay + 1), "e"), Ev("d0late", DayStart(kDay + 1) - 1, "e")});
