@@ -503,7 +503,7 @@ class SqliteStore::DaySearch {
 
   // Whether day i may still give hits: the days newer than it scanned so
   // far do not hold limit + 1. (A day scanned without its newest keys has
-  // more than limit + 1 matches, below the cursor when there is none.)
+  // at least limit + 1 matches, below the cursor when there is none.)
   bool HitsMayNeed(std::size_t i) {
     if (keep_ == 0) return false;
     std::lock_guard lock(mu_);
