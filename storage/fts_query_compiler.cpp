@@ -816,6 +816,17 @@ std::string QuoteFtsString(std::string_view text) {
   return out;
 }
 
+// Every string in an expression is quoted (QuoteFtsString), so a `*` outside
+// quotes marks a prefix term.
+bool HasPrefixTerm(std::string_view fts) {
+  bool quoted = false;
+  for (char c : fts) {
+    if (c == '"') quoted = !quoted;
+    if (c == '*' && !quoted) return true;
+  }
+  return false;
+}
+
 std::string NeverMatchingFts() {
   // Index terms never are a lone 0x1F: message tokens hold none, field terms
   // have a name before it and a token after.
@@ -827,6 +838,7 @@ Result<CompiledQuery> CompileFtsQuery(const Node& root, TermSource* terms,
   CompiledQuery out;
   Compiler compiler(terms, options, out);
   if (auto s = compiler.Run(root); !s.ok()) return s;
+  out.fts_prefix = out.fts && HasPrefixTerm(*out.fts);
   return out;
 }
 

@@ -73,6 +73,10 @@ struct CompiledQuery {
   // A query::Node* is bound as a pointer for dc_match (row_predicate.h); it
   // points into the compiled tree, which must outlive the query.
   std::vector<std::variant<std::string, std::int64_t, const query::Node*>> params;
+  // `fts` holds a prefix term. FTS5 then merges the doclists of every term
+  // with the prefix for each statement, whatever its rowid range: a second
+  // statement over the same partition costs as much again.
+  bool fts_prefix = false;
 };
 
 // ?1 = fts expression, ?2/?3 = key range, ?4 = limit; `where` uses ?10 on.
@@ -97,6 +101,9 @@ Result<CompiledQuery> CompileFtsQuery(const query::Node& root, TermSource* terms
 
 // The FTS5 string literal for `text`: "..." with inner quotes doubled.
 std::string QuoteFtsString(std::string_view text);
+
+// Whether an expression built here holds a prefix term (`"cud" *`).
+bool HasPrefixTerm(std::string_view fts);
 
 // An FTS5 expression no event matches (a term no index holds).
 std::string NeverMatchingFts();

@@ -26,6 +26,7 @@
 #include "storage/scan_exploration.h"
 #include "storage/scope_match.h"
 #include "storage/split_key_sampler.h"
+#include "storage/time_format.h"
 #include "storage/vocabulary.h"
 
 namespace dashcam::storage {
@@ -400,25 +401,75 @@ std::string EventByKeySql() {
   return fmt::format("SELECT {} FROM events AS e WHERE e.key = ?1", kEventColumns);
 }
 
+// A key range of one day partition: a search's unit of work.
+struct DaySlice {
+  std::int64_t day;
+  EventKey lo, hi;
+};
+
+// Slices shorter than this are not cut further: a statement's own cost
+// would outweigh what a helper saves.
+constexpr TimeMs kMinSliceMs = 60'000;
+
+// The part of lo..hi in each of `days` (newest first), the range cut into
+// about `parts` slices of equal time, newest first: a day of the range
+// into parts x its share of the range's time, at least one. Cutting a day
+// lets the helpers share it, so that one day on two threads takes half a
+// day's time. Days are not cut further than that: each statement has a
+// cost of its own, which grows with the terms a query expands to (a number
+// range, a regex), and five days on two threads measured no faster cut in
+// ten.
+std::vector<DaySlice> SliceDays(const std::vector<std::int64_t>& days, EventKey lo, EventKey hi,
+                                std::size_t parts) {
+  std::vector<DaySlice> whole;  // each day's part of the range
+  TimeMs range_span = 0;
+  for (std::int64_t day : days) {
+    const EventKey day_lo = std::max(lo, FirstKeyAt(DayStart(day)));
+    const EventKey day_hi = std::min(hi, FirstKeyAt(DayStart(day) + kMsPerDay) - 1);
+    if (day_lo > day_hi) continue;
+    whole.push_back({day, day_lo, day_hi});
+    range_span += KeyTime(day_hi) - KeyTime(day_lo) + 1;
+  }
+  std::vector<DaySlice> out;
+  for (const DaySlice& d : whole) {
+    const TimeMs span = KeyTime(d.hi) - KeyTime(d.lo) + 1;
+    const double share = static_cast<double>(span) / static_cast<double>(range_span);
+    const auto wanted = static_cast<std::size_t>(std::lround(static_cast<double>(parts) * share));
+    const auto most = static_cast<std::size_t>(span / kMinSliceMs);
+    const std::size_t n =
+        std::clamp<std::size_t>(std::min(wanted, most), 1, std::max<std::size_t>(parts, 1));
+    EventKey top = d.hi;
+    for (std::size_t k = n; k > 1; --k) {
+      const EventKey cut =
+          FirstKeyAt(KeyTime(d.lo) + span * static_cast<TimeMs>(k - 1) / static_cast<TimeMs>(n));
+      out.push_back({d.day, cut, top});
+      top = cut - 1;
+    }
+    out.push_back({d.day, d.lo, top});
+  }
+  return out;
+}
+
 }  // namespace
 
-// One search's work in the day partitions of its range, newest day first,
-// in two steps.
-//  1. A SearchHelpers batch with one item per day, taken in turn by the
-//     searching thread and idle helpers: a scan of the day's matches
+// One search's work in the day partitions of its range, cut into slices
+// (SliceDays), newest first, in two steps.
+//  1. A SearchHelpers batch with one item per slice, taken in turn by the
+//     searching thread and idle helpers: a scan of the slice's matches
 //     (ScanDay) that counts them, up to what the count still lacks, and
 //     keeps the keys of the newest limit + 1, mostly oldest first, which
-//     FTS5 reads faster. The newest day of a query that checks rows is read
-//     newest first, so that if it is broad one statement gives both its hits
-//     and its count. A needle query (few matches in every day) so reads
-//     each day once, and with helpers idle the days are read side by side.
+//     FTS5 reads faster. The newest slice of a query that checks rows is
+//     read newest first, so that if it is broad one statement gives both its
+//     hits and its count. A needle query (few matches in every day) so reads
+//     each slice once, and with helpers idle the slices are read side by
+//     side.
 //  2. On the searching thread, once the batch is over (Hits): the hits,
-//     newest day first, read by key from a day whose scan kept its newest
-//     matches, else newest first (RunHits: a day with more matches than its
-//     scan kept keys of, whose newest are found after a few rows).
-// A day is scanned only while it may add to the count or to the hits, and a
-// scan is given up once neither holds any more: the count reached its cap
-// and newer days hold enough hits. Participant 0 (the searching thread)
+//     newest slice first, read by key from a slice whose scan kept its
+//     newest matches, else newest first (RunHits: a slice with more matches
+//     than its scan kept keys of, whose newest are found after a few rows).
+// A slice is scanned only while it may add to the count or to the hits, and
+// a scan is given up once neither holds any more: the count reached its cap
+// and newer slices hold enough hits. Participant 0 (the searching thread)
 // reads with the search's own lease; each helper leases connections of its
 // own. All share the compiled queries.
 class SqliteStore::DaySearch {
@@ -428,20 +479,21 @@ class SqliteStore::DaySearch {
     EventKey hits_hi;  // hits: below the request's cursor
   };
 
+  // `parts`: the slices to cut the range into, about (SliceDays).
   DaySearch(SqliteStore& store, const SearchRequest& req, const std::vector<std::int64_t>& days,
-            Range range, Lease& lease, CompiledByDay& compiled)
+            std::size_t parts, Range range, Lease& lease, CompiledByDay& compiled)
       : store_(store),
         req_(req),
-        days_(days),
+        slices_(SliceDays(days, range.lo, range.hi, parts)),
         range_(range),
         lease_(lease),
         compiled_(compiled),
         keep_(req.limit == 0 ? 0 : req.limit + 1),
-        per_day_(days.size()),
+        per_slice_(slices_.size()),
         helpers_(store.helpers_->participants() - 1) {}
 
-  // The batch's items: day i, newest first.
-  std::size_t items() const { return days_.size(); }
+  // The batch's items: slice i, newest first.
+  std::size_t items() const { return slices_.size(); }
 
   SearchHelpers::Work work() {
     return [this](std::size_t item, std::size_t who) { return Scan(item, who); };
@@ -460,7 +512,7 @@ class SqliteStore::DaySearch {
   }
 
  private:
-  struct Day {
+  struct Slice {
     bool scanned = false;  // guarded by mu_ until the batch is over; so are the others
     bool has_newest = false;
     std::vector<EventKey> newest;  // DayScan::newest
@@ -479,41 +531,43 @@ class SqliteStore::DaySearch {
     const std::uint64_t counted = counted_.load();
     const std::uint64_t count_cap = req_.count_limit > counted ? req_.count_limit - counted : 0;
     const std::uint64_t cap = std::max<std::uint64_t>(count_cap, keep_);
-    // The newest day of a query that checks rows is read newest first
-    // (ScanDay): were it broad, a second statement for its hits would
-    // prepare the rows' conditions (a set of events, a regex) again.
-    const bool newest_first = i == 0 && q->where != "1";
-    auto scan = ScanDay(*reader, *q, range_.lo, range_.hi, range_.hits_hi, cap, keep_, newest_first,
+    // The newest slice of a query that checks rows, or has a prefix term,
+    // is read newest first (ScanDay): were it broad, a second statement for
+    // its hits would prepare the rows' conditions (a set of events, a regex)
+    // or merge the prefix's doclists again.
+    const bool newest_first = i == 0 && (q->where != "1" || q->fts_prefix);
+    const DaySlice& slice = slices_[i];
+    auto scan = ScanDay(*reader, *q, slice.lo, slice.hi, range_.hits_hi, cap, keep_, newest_first,
                         req_.deadline, &moot);
     if (!scan.ok()) return Fail(scan.status());
     if (!*scan) return !Done(i);  // given up: no longer wanted
     counted_.fetch_add((*scan)->matches);
     {
       std::lock_guard lock(mu_);
-      Day& d = per_day_[i];
+      Slice& d = per_slice_[i];
       d.scanned = true;
       d.has_newest = (*scan)->has_newest;
       d.newest = std::move((*scan)->newest);
     }
-    if (who > 0 && store_.helped_days_ != nullptr) store_.helped_days_->Add();
+    if (who > 0 && store_.helped_slices_ != nullptr) store_.helped_slices_->Add();
     return !Done(i);
   }
 
   bool CountOpen() const { return req_.count_limit > 0 && counted_.load() < req_.count_limit; }
 
-  // Whether day i may still give hits: the days newer than it scanned so
-  // far do not hold limit + 1. (A day scanned without its newest keys has
-  // at least limit + 1 matches, below the cursor when there is none.)
+  // Whether slice i may still give hits: the slices newer than it scanned
+  // so far do not hold limit + 1. (A slice scanned without its newest keys
+  // has at least limit + 1 matches, below the cursor when it lies below.)
   bool HitsMayNeed(std::size_t i) {
     if (keep_ == 0) return false;
     std::lock_guard lock(mu_);
     std::size_t newer = 0;
-    for (std::size_t j = 0; j < i && j < per_day_.size(); ++j) {
-      const Day& d = per_day_[j];
+    for (std::size_t j = 0; j < i && j < per_slice_.size(); ++j) {
+      const Slice& d = per_slice_[j];
       if (!d.scanned) continue;
       if (d.has_newest) {
         newer += d.newest.size();
-      } else if (range_.hits_hi == range_.hi) {
+      } else if (slices_[j].hi <= range_.hits_hi) {
         newer += keep_;
       }
     }
@@ -522,18 +576,20 @@ class SqliteStore::DaySearch {
 
   bool Wanted(std::size_t i) { return CountOpen() || HitsMayNeed(i); }
 
-  // No day older than day i has anything to add.
+  // No slice older than slice i has anything to add.
   bool Done(std::size_t i) { return !CountOpen() && !HitsMayNeed(i + 1); }
 
   // The newest limit + 1 hits, day by day (see the class comment).
   Status Hits(std::vector<StoredEvent>& out) {
     std::size_t need = keep_;
-    for (std::size_t i = 0; i < days_.size() && need > 0; ++i) {
+    for (std::size_t i = 0; i < slices_.size() && need > 0; ++i) {
+      const DaySlice& slice = slices_[i];
+      if (slice.lo > range_.hits_hi) continue;  // above the cursor
       auto target = TargetFor(i, 0);
       if (!target.ok()) return target.status();
       auto [reader, q] = *target;
       const std::size_t before = out.size();
-      const Day& d = per_day_[i];
+      const Slice& d = per_slice_[i];
       if (d.scanned && d.has_newest) {
         auto read = ReadByKey(*reader, d.newest, need, out);
         if (!read.ok()) return read.status();
@@ -543,7 +599,8 @@ class SqliteStore::DaySearch {
         }
         out.resize(before);  // an event replaced since the scan: read the day afresh
       }
-      if (Status s = RunHits(*reader, *q, range_.lo, range_.hits_hi, need, req_.deadline, out);
+      if (Status s = RunHits(*reader, *q, slice.lo, std::min(slice.hi, range_.hits_hi), need,
+                             req_.deadline, out);
           !s.ok()) {
         return s;
       }
@@ -566,7 +623,7 @@ class SqliteStore::DaySearch {
     return true;
   }
 
-  // Day i's connection and compiled query for participant `who`. Compiling
+  // Slice i's connection and compiled query for participant `who`. Compiling
   // (wildcards expand against the day's vocabulary) stops early, with an
   // error, when `stop` turns true.
   Result<ReadTarget> TargetFor(std::size_t i, std::size_t who,
@@ -577,9 +634,9 @@ class SqliteStore::DaySearch {
       if (!h.lease) h.lease.emplace(store_, store_.TakeReaderSet());
       readers = h.lease->operator->();
     }
-    auto reader = readers->For(days_[i]);
+    auto reader = readers->For(slices_[i].day);
     if (!reader.ok()) return reader.status();
-    auto q = compiled_.For(days_[i], **reader, stop);
+    auto q = compiled_.For(slices_[i].day, **reader, stop);
     if (!q.ok()) return q.status();
     return ReadTarget{*reader, *q};
   }
@@ -592,13 +649,13 @@ class SqliteStore::DaySearch {
 
   SqliteStore& store_;
   const SearchRequest& req_;
-  const std::vector<std::int64_t>& days_;
+  const std::vector<DaySlice> slices_;
   const Range range_;
   Lease& lease_;
   CompiledByDay& compiled_;
-  const std::size_t keep_;       // hits wanted: limit + 1, or 0
-  std::vector<Day> per_day_;     // by day, as days_
-  std::vector<Helper> helpers_;  // by participant - 1; each touched by one thread
+  const std::size_t keep_;        // hits wanted: limit + 1, or 0
+  std::vector<Slice> per_slice_;  // as slices_
+  std::vector<Helper> helpers_;   // by participant - 1; each touched by one thread
   std::atomic<std::uint64_t> counted_{0};
   std::mutex mu_;
   Status error_;  // guarded by mu_; read once the batch is over
@@ -612,9 +669,10 @@ SqliteStore::SqliteStore(SqliteStoreOptions options, const Log& log)
       helpers_(
           std::make_unique<SearchHelpers>(options_.search_helpers, options_.helper_thread_start)) {
   if (options_.metrics != nullptr) {
-    helped_days_ = &options_.metrics->GetCounter(
+    helped_slices_ = &options_.metrics->GetCounter(
         "dashcam_search_helper_partitions_total",
-        "Day partitions a helper thread searched (for hits or the count) for another thread");
+        "Slices of day partitions a helper thread searched (for hits or the count) for another "
+        "thread");
   }
 }
 
@@ -738,7 +796,8 @@ std::unique_ptr<SqliteStore::ReaderSet> SqliteStore::TakeReaderSet() {
 Result<SearchPage> SqliteStore::Search(const SearchRequest& req) {
   if (req.query == nullptr) return Status::InvalidArgument("no query");
   // Errors that do not depend on a partition surface even with none.
-  if (auto checked = CompileFtsQuery(*req.query); !checked.ok()) return checked.status();
+  auto checked = CompileFtsQuery(*req.query);
+  if (!checked.ok()) return checked.status();
   CompiledByDay compiled(*req.query, req.deadline);
   const TimeMs from = std::max(req.from, kMinEventTime);
   const TimeMs to = std::min(req.to, kMaxEventTime);
@@ -749,9 +808,11 @@ Result<SearchPage> SqliteStore::Search(const SearchRequest& req) {
   const std::vector<std::int64_t> days = partitions_.DaysOverlapping(from, to);
   Lease lease = LeaseReaders();
 
-  // Day by day, newest first, on this thread and idle helpers
-  // (search_helpers.h).
-  DaySearch search(*this, req, days, {lo, hi, hits_hi}, lease, compiled);
+  // Slice by slice, newest first, on this thread and idle helpers
+  // (search_helpers.h): the range in as many slices as they are, unless
+  // each statement merges a prefix's doclists for its whole day.
+  const std::size_t parts = checked->fts_prefix ? 1 : helpers_->participants();
+  DaySearch search(*this, req, days, parts, {lo, hi, hits_hi}, lease, compiled);
   helpers_->Start(search.items(), search.work()).Finish();
   if (Status s = search.Collect(page); !s.ok()) return s;
   if (page.hits.size() > req.limit) {

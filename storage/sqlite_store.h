@@ -94,7 +94,7 @@ class SqliteStore final : public EventStore {
   std::unique_ptr<RetentionEnforcer> retention_;          // set in Open
   std::unique_ptr<Compactor> compactor_;                  // set in Open
   std::unique_ptr<SearchHelpers> helpers_;
-  Counter* helped_days_ = nullptr;  // in options_.metrics; null without
+  Counter* helped_slices_ = nullptr;  // in options_.metrics; null without
 };
 
 }  // namespace dashcam::storage

@@ -114,6 +114,31 @@ TEST(FtsQueryCompilerTest, PositiveQueriesAreOneFtsExpression) {
   }
 }
 
+// fts_prefix tells the store that every statement merges a prefix's
+// doclists: only a `*` outside quotes is one.
+TEST(FtsQueryCompilerTest, PrefixTermsAreFlagged) {
+  struct Case {
+    const char* name;
+    Node query;
+    bool prefix;
+  };
+  const Case cases[] = {
+      {"message prefix", Term("", "cud", false, true), true},
+      {"field prefix in a conjunction", And({Msg("a"), Term("host", "gpu", false, true)}), true},
+      {"term", Msg("cuda"), false},
+      {"a star inside a term", Msg("a*b"), false},
+      {"a star after a doubled quote", Msg("x\"*"), false},
+      {"phrase", Term("", "out of memory", true), false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const CompiledQuery q = Compile(c.query);
+    ASSERT_TRUE(q.fts.has_value());
+    EXPECT_EQ(q.fts_prefix, c.prefix) << *q.fts;
+  }
+  EXPECT_FALSE(Compile(Node::MatchAll()).fts_prefix);
+}
+
 TEST(FtsQueryCompilerTest, MatchAllScansByKey) {
   const CompiledQuery q = Compile(Node::MatchAll());
   EXPECT_FALSE(q.fts.has_value());

@@ -583,6 +583,100 @@ TEST_F(SqliteStoreTest, ADayPastTheKeyScanIsCountedWholeAndPagedNewestFirst) {
   }
 }
 
+// A search cuts each day of its range into slices that the helpers read
+// side by side (sqlite_store.cpp, SliceDays). Matches spread over a whole
+// day, bunched in its first or last slice, or too many in a middle slice
+// for its scan to keep their keys (a broad slice, read again newest first)
+// must come back as from one statement over the day: the newest first, each
+// once across pages, with the same totals and caps, for the whole day and
+// for ranges that cut it.
+TEST_F(SqliteStoreTest, ADayReadInSlicesGivesTheHitsAndTotalsOfTheWholeDay) {
+  constexpr int kEvents = 3000;
+  constexpr TimeMs kStep = kMsPerDay / kEvents;
+  constexpr int kFlood = 12'000;  // past the key scan's 10 000 rows
+  constexpr TimeMs kHour = 3'600'000;
+  struct Stored {
+    std::string name;
+    TimeMs t;
+    std::string msg;
+  };
+  std::vector<Stored> all;
+  for (int i = 0; i < kEvents; ++i) {
+    std::string msg = "step";
+    if (i % 97 == 0) msg += " needle";
+    if (i < 125) msg += " dawn flood";
+    if (i >= kEvents - 10) msg += " dusk flood";
+    all.push_back({fmt::format("a{}", i), DayStart(kDay) + i * kStep, msg});
+  }
+  for (int i = 0; i < kFlood; ++i) {  // 10:00 to 12:00
+    all.push_back({fmt::format("f{}", i), DayStart(kDay) + 10 * kHour + i * 600 + 1, "flood"});
+  }
+  for (int i = 0; i < 40; ++i) {
+    all.push_back({fmt::format("b{}", i), DayStart(kDay + 1) + i * 2'000'000, "step needle"});
+  }
+  std::vector<Record> batch;
+  for (const Stored& e : all) batch.push_back(Ev(e.name, e.t, e.msg));
+  MustAppend(std::move(batch));
+  std::stable_sort(all.begin(), all.end(),
+                   [](const Stored& a, const Stored& b) { return a.t < b.t; });
+
+  struct Range {
+    TimeMs from, to;
+  };
+  const std::vector<Range> ranges = {
+      {kMinEventTime, kMaxEventTime},
+      {DayStart(kDay), DayStart(kDay + 1)},
+      {DayStart(kDay) + kHour, DayStart(kDay) + 20 * kHour},
+      {DayStart(kDay) + 23 * kHour, DayStart(kDay + 1) + 5 * kHour},
+      {DayStart(kDay) + 1000, DayStart(kDay) + 50'000},  // too short to cut
+  };
+  // Pages of `limit` from the cursor, at most `pages` of them.
+  auto check = [&](const char* word, const Range& r, std::size_t limit, std::size_t count_limit,
+                   int pages) {
+    SCOPED_TRACE(
+        fmt::format("{} in {}..{}, limit {}, count to {}", word, r.from, r.to, limit, count_limit));
+    Names want;  // newest first
+    for (auto it = all.rbegin(); it != all.rend(); ++it) {
+      if (it->t >= r.from && it->t < r.to && it->msg.find(word) != std::string::npos) {
+        want.push_back(it->name);
+      }
+    }
+    const Node q = Msg(word);
+    SearchRequest req;
+    req.query = &q;
+    req.from = r.from;
+    req.to = r.to;
+    req.limit = limit;
+    req.count_limit = count_limit;
+    Names got;
+    bool last_page = false;
+    for (int page = 0; page < pages && !last_page; ++page) {
+      auto p = store_->Search(req);
+      ASSERT_TRUE(p.ok()) << p.status().ToString();
+      EXPECT_EQ(p->total, std::min<std::uint64_t>(want.size(), count_limit));
+      EXPECT_EQ(p->total_exact, want.size() < count_limit);
+      for (const StoredEvent& e : p->hits) got.push_back(e.source);
+      last_page = !p->next;
+      if (p->next) req.before = p->next;
+    }
+    if (!last_page) want.resize(std::min(want.size(), got.size()));
+    EXPECT_EQ(got, want);
+  };
+  for (const char* word : {"step", "needle", "dawn", "dusk", "absent"}) {
+    for (const Range& r : ranges) {
+      for (std::size_t limit : {1, 7, 150}) {
+        for (std::size_t count_limit : {10'000, 100}) check(word, r, limit, count_limit, 5000);
+      }
+    }
+  }
+  for (const Range& r : ranges) {
+    for (std::size_t count_limit : {10'000, 100'000, 100}) {
+      check("flood", r, 7, count_limit, 3);
+      check("flood", r, 1000, count_limit, 5000);
+    }
+  }
+}
+
 TEST_F(SqliteStoreTest, DaysGoToTheirOwnPartitionFiles) {
   MustAppend({Ev("d0", kT0, "e"), Ev("d2", kT0 + 2 * kMsPerDay, "e"),
               Ev("d1", DayStart(kDay + 1), "e"), Ev("d0late", DayStart(kDay + 1) - 1, "e")});
