@@ -30,6 +30,11 @@
 //                CPU (see stream_load.h).
 //   7. stop      SIGTERM, wait (30 s, then SIGKILL), report the exit status
 //                and the bytes on disk once the server has closed its files.
+//  7b. compacted the server again on the same data directory, compacting
+//                every past day at once (as it would 10 minutes after the
+//                day's last event): the seconds until it is done, the bytes
+//                per event after it, and phase 6 again (`compacted.query.*`),
+//                the state searches of past days are in once they settle.
 //   8. beats     a fresh server and data dir; the same events over the Beats
 //                protocol (see beats_load_driver.h): events/s and the ratio
 //                to the _bulk figure.
@@ -93,6 +98,8 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
 
 #include "ingest/document_redactor.h"
 #include "ingest/redactor.h"
@@ -233,10 +240,11 @@ std::optional<int> ParseFlags(int argc, char** argv, BenchFlags& flags) {
   app.add_option("--query-runs", flags.query_runs, "timed runs of every query (after 1 warm-up)")
       ->check(CLI::Range(1, 1000));
   app.add_option("--skip", flags.skip,
-                 "phases to leave out: baseline,export,beats,redaction,detectors,concurrency")
+                 "phases to leave out: baseline,export,compacted,beats,redaction,detectors,"
+                 "concurrency,clickhouse")
       ->delimiter(',')
-      ->check(CLI::IsMember(
-          {"baseline", "export", "beats", "redaction", "detectors", "concurrency", "clickhouse"}));
+      ->check(CLI::IsMember({"baseline", "export", "compacted", "beats", "redaction", "detectors",
+                             "concurrency", "clickhouse"}));
   app.add_option("--detector-rounds", flags.detector_rounds,
                  "loads with detectors off and on, alternately, in phase 9c")
       ->check(CLI::Range(1, 100));
@@ -954,6 +962,71 @@ void ReportOwnPeakRss() {
   }
 }
 
+// The number of partitions the server has compacted (counted as each one is
+// done), from /api/v1/status; nullopt when the answer is not understood.
+std::optional<std::int64_t> CompactedPartitions(HttpClient& conn) {
+  HttpResult reply = conn.Get("/api/v1/status");
+  if (reply.status != 200) return std::nullopt;
+  boost::system::error_code ec;
+  boost::json::value status = boost::json::parse(reply.body, ec);
+  if (ec || !status.is_object()) return std::nullopt;
+  const boost::json::value* c = status.get_object().if_contains("compaction");
+  if (c == nullptr || !c->is_object()) return std::nullopt;
+  const boost::json::value* done = c->get_object().if_contains("compacted_partitions");
+  if (done == nullptr || !done->is_int64()) return std::nullopt;
+  return done->as_int64();
+}
+
+// Phase 7b: the main data directory served again with every past day due
+// for compaction at once. Returns true if the queries ran.
+bool CompactedPhase(const ServerRun& run, const std::string& binary) {
+  const fs::path data_dir = fs::path(run.work.path()) / "data";
+  std::int64_t days = 0;
+  for (const auto& entry : fs::directory_iterator(data_dir)) {
+    days += entry.path().extension() == ".db" ? 1 : 0;
+  }
+  TestServer server(BenchServer(
+      run, binary, "data", "server-compacted.log",
+      {"--compact-after", "1s", "--test-compaction-check-ms", "500", "--beats-listen", ""}));
+  const Clock::time_point start = Clock::now();
+  if (!server.Spawn() || !server.WaitUntilListening(kHealthzTimeout)) {
+    std::fprintf(stderr, "compacted: the server did not start: %s\n", server.error().c_str());
+    return false;
+  }
+  // Every bench day is a past day: it is compacted unless it has nothing
+  // to give back. Wait until all are, or none was done for five minutes (a
+  // 2M-event day takes ~20 s).
+  HttpClient conn("127.0.0.1", server.port(), {.retry_once = false});
+  std::int64_t done = 0;
+  Clock::time_point last_change = Clock::now();
+  while (done < days && Clock::now() - last_change < std::chrono::minutes(5) && !server.Poll()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    if (std::optional<std::int64_t> n = CompactedPartitions(conn); n && *n != done) {
+      done = *n;
+      last_change = Clock::now();
+    }
+  }
+  PrintMetric("compacted.partitions", static_cast<double>(done),
+              "of " + std::to_string(days) + " day partitions");
+  PrintMetric("compacted.seconds", SecondsSince(start), "s (startup included)", 1);
+  PrintMetric("compacted.bytes_per_event",
+              static_cast<double>(DiskBytesUnder(data_dir)) / static_cast<double>(run.flags.events),
+              "bytes", 1);
+  Watchdog watchdog(std::chrono::seconds(run.flags.stall_timeout_s), [&server] {
+    std::fprintf(stderr, "no progress: killing the server\n");
+    server.Signal(SIGKILL);
+  });
+  const QuerySuiteOptions query_options{.prefix = "compacted.query",
+                                        .limit = kSearchLimit,
+                                        .warmups = kSearchWarmups,
+                                        .runs = run.flags.query_runs};
+  const int failures =
+      RunQuerySuite(run.expected, server.port(), server.pid(), query_options, watchdog);
+  server.Stop(SIGTERM, kStopGraceSeconds);
+  server.Kill();
+  return failures == 0 && !watchdog.fired();
+}
+
 // Phases 4 to 10. Returns the exit code.
 int ServerPhases(const ServerRun& run, const std::string& binary) {
   const fs::path data_dir = fs::path(run.work.path()) / "data";
@@ -977,6 +1050,7 @@ int ServerPhases(const ServerRun& run, const std::string& binary) {
     std::fprintf(stderr, "--- tail of %s ---\n%s\n", server.log_path().c_str(), log.c_str());
   }
   if (!ok || !exit.ok()) return kExitFailures;
+  const bool compacted_ok = run.flags.Skips("compacted") || CompactedPhase(run, binary);
   const bool beats_ok = run.flags.Skips("beats") || BeatsPhase(run, binary, bulk_events_per_s);
   bool raw_ok = true;
   if (!run.flags.Skips("redaction")) {
@@ -988,7 +1062,8 @@ int ServerPhases(const ServerRun& run, const std::string& binary) {
   const bool concurrency_ok = run.flags.Skips("concurrency") || ConcurrencyPhase(run, binary);
   const bool clickhouse_ok =
       run.flags.Skips("clickhouse") || ClickHousePhase(run, binary, bulk_events_per_s);
-  return beats_ok && raw_ok && detectors_ok && tails_ok && concurrency_ok && clickhouse_ok
+  return compacted_ok && beats_ok && raw_ok && detectors_ok && tails_ok && concurrency_ok &&
+                 clickhouse_ok
              ? kExitOk
              : kExitFailures;
 }
