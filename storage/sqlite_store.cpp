@@ -411,37 +411,60 @@ struct DaySlice {
 // would outweigh what a helper saves.
 constexpr TimeMs kMinSliceMs = 60'000;
 
+TimeMs SpanOf(const DaySlice& d) {
+  return KeyTime(d.hi) - KeyTime(d.lo) + 1;
+}
+
+// How many slices to cut each of `whole` (one day's part of a range each)
+// into, for about `parts` in all (SliceDays).
+std::vector<std::size_t> SlicesPerDay(const std::vector<DaySlice>& whole, std::size_t parts) {
+  TimeMs range_span = 0;
+  for (const DaySlice& d : whole) range_span += SpanOf(d);
+  std::vector<std::size_t> n(whole.size());
+  std::size_t items = 0;
+  for (std::size_t i = 0; i < whole.size(); ++i) {
+    const double share = static_cast<double>(SpanOf(whole[i])) / static_cast<double>(range_span);
+    const auto wanted = static_cast<std::size_t>(std::lround(static_cast<double>(parts) * share));
+    const auto most = static_cast<std::size_t>(SpanOf(whole[i]) / kMinSliceMs);
+    n[i] = std::clamp<std::size_t>(std::min(wanted, most), 1, std::max<std::size_t>(parts, 1));
+    items += n[i];
+  }
+  // Then the newest days not cut yet in two, until each thread has as many
+  // slices: five days on two threads are otherwise three days' time.
+  for (std::size_t i = 0; i < whole.size() && parts > 1 && items % parts != 0; ++i) {
+    if (n[i] == 1 && SpanOf(whole[i]) >= 2 * kMinSliceMs) {
+      n[i] = 2;
+      ++items;
+    }
+  }
+  return n;
+}
+
 // The part of lo..hi in each of `days` (newest first), the range cut into
 // about `parts` slices of equal time, newest first: a day of the range
-// into parts x its share of the range's time, at least one. Cutting a day
-// lets the helpers share it, so that one day on two threads takes half a
-// day's time. Days are not cut further than that: each statement has a
-// cost of its own, which grows with the terms a query expands to (a number
-// range, a regex), and five days on two threads measured no faster cut in
-// ten.
+// into parts x its share of the range's time, at least one, and then the
+// newest uncut days in two while the count of slices is not a multiple of
+// `parts`. Cutting a day lets the helpers share it, so that one day on two
+// threads takes half a day's time, and five days two and a half. Days are
+// not cut further than that: each statement has a cost of its own, which
+// grows with the terms a query expands to (a number range, a regex), and
+// five days on two threads measured no faster cut in ten.
 std::vector<DaySlice> SliceDays(const std::vector<std::int64_t>& days, EventKey lo, EventKey hi,
                                 std::size_t parts) {
   std::vector<DaySlice> whole;  // each day's part of the range
-  TimeMs range_span = 0;
   for (std::int64_t day : days) {
     const EventKey day_lo = std::max(lo, FirstKeyAt(DayStart(day)));
     const EventKey day_hi = std::min(hi, FirstKeyAt(DayStart(day) + kMsPerDay) - 1);
-    if (day_lo > day_hi) continue;
-    whole.push_back({day, day_lo, day_hi});
-    range_span += KeyTime(day_hi) - KeyTime(day_lo) + 1;
+    if (day_lo <= day_hi) whole.push_back({day, day_lo, day_hi});
   }
+  const std::vector<std::size_t> per_day = SlicesPerDay(whole, parts);
   std::vector<DaySlice> out;
-  for (const DaySlice& d : whole) {
-    const TimeMs span = KeyTime(d.hi) - KeyTime(d.lo) + 1;
-    const double share = static_cast<double>(span) / static_cast<double>(range_span);
-    const auto wanted = static_cast<std::size_t>(std::lround(static_cast<double>(parts) * share));
-    const auto most = static_cast<std::size_t>(span / kMinSliceMs);
-    const std::size_t n =
-        std::clamp<std::size_t>(std::min(wanted, most), 1, std::max<std::size_t>(parts, 1));
+  for (std::size_t i = 0; i < whole.size(); ++i) {
+    const DaySlice& d = whole[i];
+    const auto n = static_cast<TimeMs>(per_day[i]);
     EventKey top = d.hi;
-    for (std::size_t k = n; k > 1; --k) {
-      const EventKey cut =
-          FirstKeyAt(KeyTime(d.lo) + span * static_cast<TimeMs>(k - 1) / static_cast<TimeMs>(n));
+    for (TimeMs k = n; k > 1; --k) {
+      const EventKey cut = FirstKeyAt(KeyTime(d.lo) + SpanOf(d) * (k - 1) / n);
       out.push_back({d.day, cut, top});
       top = cut - 1;
     }
