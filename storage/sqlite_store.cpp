@@ -535,7 +535,8 @@ class SqliteStore::DaySearch {
   }
 
  private:
-  struct Slice {
+  // What the scan of a slice found.
+  struct SliceScan {
     bool scanned = false;  // guarded by mu_ until the batch is over; so are the others
     bool has_newest = false;
     std::vector<EventKey> newest;  // DayScan::newest
@@ -567,7 +568,7 @@ class SqliteStore::DaySearch {
     counted_.fetch_add((*scan)->matches);
     {
       std::lock_guard lock(mu_);
-      Slice& d = per_slice_[i];
+      SliceScan& d = per_slice_[i];
       d.scanned = true;
       d.has_newest = (*scan)->has_newest;
       d.newest = std::move((*scan)->newest);
@@ -586,7 +587,7 @@ class SqliteStore::DaySearch {
     std::lock_guard lock(mu_);
     std::size_t newer = 0;
     for (std::size_t j = 0; j < i && j < per_slice_.size(); ++j) {
-      const Slice& d = per_slice_[j];
+      const SliceScan& d = per_slice_[j];
       if (!d.scanned) continue;
       if (d.has_newest) {
         newer += d.newest.size();
@@ -612,7 +613,7 @@ class SqliteStore::DaySearch {
       if (!target.ok()) return target.status();
       auto [reader, q] = *target;
       const std::size_t before = out.size();
-      const Slice& d = per_slice_[i];
+      const SliceScan& d = per_slice_[i];
       if (d.scanned && d.has_newest) {
         auto read = ReadByKey(*reader, d.newest, need, out);
         if (!read.ok()) return read.status();
@@ -676,9 +677,9 @@ class SqliteStore::DaySearch {
   const Range range_;
   Lease& lease_;
   CompiledByDay& compiled_;
-  const std::size_t keep_;        // hits wanted: limit + 1, or 0
-  std::vector<Slice> per_slice_;  // as slices_
-  std::vector<Helper> helpers_;   // by participant - 1; each touched by one thread
+  const std::size_t keep_;            // hits wanted: limit + 1, or 0
+  std::vector<SliceScan> per_slice_;  // as slices_
+  std::vector<Helper> helpers_;       // by participant - 1; each touched by one thread
   std::atomic<std::uint64_t> counted_{0};
   std::mutex mu_;
   Status error_;  // guarded by mu_; read once the batch is over

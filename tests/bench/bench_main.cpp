@@ -510,6 +510,23 @@ testing::TestServerOptions BenchServer(const ServerRun& run, const std::string& 
   return options;
 }
 
+// A watchdog that kills `server` once the bench has made no progress for
+// --stall-timeout seconds.
+Watchdog KillOnStall(const ServerRun& run, TestServer& server) {
+  return Watchdog(std::chrono::seconds(run.flags.stall_timeout_s), [&server] {
+    std::fprintf(stderr, "no progress: killing the server\n");
+    server.Signal(SIGKILL);
+  });
+}
+
+// Phase 6's options, its metrics named `prefix`.<probe>.
+QuerySuiteOptions SuiteOptions(const ServerRun& run, std::string prefix) {
+  return {.prefix = std::move(prefix),
+          .limit = kSearchLimit,
+          .warmups = kSearchWarmups,
+          .runs = run.flags.query_runs};
+}
+
 // Phases 5 and 6 against a healthy server. Returns true if all succeeded.
 bool LoadAndQuery(const ServerRun& run, const TestServer& server, Watchdog& watchdog,
                   double& bulk_events_per_s) {
@@ -518,8 +535,7 @@ bool LoadAndQuery(const ServerRun& run, const TestServer& server, Watchdog& watc
   bulk_events_per_s = static_cast<double>(load.events_ok) / load.seconds;
   ReportServerFootprint(server, fs::path(run.work.path()) / "data", load.events_ok);
   if (watchdog.fired()) return false;  // the server is gone; queries cannot run
-  const QuerySuiteOptions query_options{
-      .limit = kSearchLimit, .warmups = kSearchWarmups, .runs = run.flags.query_runs};
+  const QuerySuiteOptions query_options = SuiteOptions(run, "query");
   int query_failures =
       RunQuerySuite(run.expected, server.port(), server.pid(), query_options, watchdog);
   int export_failures =
@@ -537,10 +553,7 @@ bool RunAgainstServer(const ServerRun& run, TestServer& server, Clock::time_poin
     std::fprintf(stderr, "%s\n", healthy.ToString().c_str());
     return false;
   }
-  Watchdog watchdog(std::chrono::seconds(run.flags.stall_timeout_s), [&server] {
-    std::fprintf(stderr, "no progress: killing the server\n");
-    server.Signal(SIGKILL);
-  });
+  Watchdog watchdog = KillOnStall(run, server);
   healthy = WaitForHealthz(server, deadline, watchdog);
   if (!healthy.ok()) {
     std::fprintf(stderr, "%s\n", healthy.ToString().c_str());
@@ -675,14 +688,8 @@ bool ClickHousePhase(const ServerRun& run, const std::string& binary, double bul
     PrintMetric("clickhouse.ingest_ratio_to_sqlite", events_per_s / bulk_events_per_s,
                 "x (same bodies, phase 5)", 3);
   }
-  Watchdog watchdog(std::chrono::seconds(run.flags.stall_timeout_s), [&server] {
-    std::fprintf(stderr, "no progress: killing the server\n");
-    server.Signal(SIGKILL);
-  });
-  const QuerySuiteOptions query_options{.prefix = "clickhouse.query",
-                                        .limit = kSearchLimit,
-                                        .warmups = kSearchWarmups,
-                                        .runs = run.flags.query_runs};
+  Watchdog watchdog = KillOnStall(run, server);
+  const QuerySuiteOptions query_options = SuiteOptions(run, "clickhouse.query");
   RunQuerySuite(run.expected, server.port(), server.pid(), query_options, watchdog);
   const int export_failures =
       run.flags.Skips("export")
@@ -1012,14 +1019,8 @@ bool CompactedPhase(const ServerRun& run, const std::string& binary) {
   PrintMetric("compacted.bytes_per_event",
               static_cast<double>(DiskBytesUnder(data_dir)) / static_cast<double>(run.flags.events),
               "bytes", 1);
-  Watchdog watchdog(std::chrono::seconds(run.flags.stall_timeout_s), [&server] {
-    std::fprintf(stderr, "no progress: killing the server\n");
-    server.Signal(SIGKILL);
-  });
-  const QuerySuiteOptions query_options{.prefix = "compacted.query",
-                                        .limit = kSearchLimit,
-                                        .warmups = kSearchWarmups,
-                                        .runs = run.flags.query_runs};
+  Watchdog watchdog = KillOnStall(run, server);
+  const QuerySuiteOptions query_options = SuiteOptions(run, "compacted.query");
   const int failures =
       RunQuerySuite(run.expected, server.port(), server.pid(), query_options, watchdog);
   server.Stop(SIGTERM, kStopGraceSeconds);
