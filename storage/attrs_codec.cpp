@@ -38,7 +38,7 @@ static_assert(IsJoinedList(kKeywordFields, kKeywordFieldNames));
 }  // namespace
 
 bool IsIndexedField(std::string_view name) {
-  return !name.starts_with("train.");
+  return !name.starts_with("train.") && name != "log.offset";
 }
 
 bool ListsField(std::string_view list, std::string_view field) {

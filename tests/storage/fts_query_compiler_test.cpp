@@ -637,6 +637,15 @@ TEST(AttrsCodecTest, EncodesRecordsWithoutForgeableSeparators) {
   EXPECT_FALSE(IsIndexedField("train.loss"));
   EXPECT_TRUE(IsIndexedField("train"));
 
+  // So is log.offset, but not the rest of log.
+  out.clear();
+  EncodeAttrs({{"log.offset", Field::Type::kNumber, "81234", 81234},
+               {"log.offsets", Field::Type::kNumber, "1", 1}},
+              "", out);
+  EXPECT_EQ(out, kAttr + "log.offsets" + kSep + "n1");
+  EXPECT_FALSE(IsIndexedField("log.offset"));
+  EXPECT_TRUE(IsIndexedField("log.file.path"));
+
   std::string msg;
   EncodeMessage("hello", msg);
   EXPECT_EQ(msg, kMsg + "hello");
