@@ -829,16 +829,20 @@ bool TailPhase(const ServerRun& run, const std::string& binary) {
 // Events and seconds of one or more _bulk loads.
 struct LoadTally {
   double events = 0, seconds = 0;
+  double server_cpu_seconds = 0;
   double rate() const { return seconds > 0 ? events / seconds : 0; }
+  double server_cores() const { return seconds > 0 ? server_cpu_seconds / seconds : 0; }
 };
 
 // The _bulk load of `bodies` into a running server, added to `tally`; false
 // (said on stderr) when a request failed.
 bool LoadSlice(const TestServer& server, const ServerRun& run, std::vector<BulkBody> bodies,
                const char* what, LoadTally& tally) {
+  const double cpu_before = ProcessCpuSeconds(server.pid());
   const BulkLoadResult load = DriveBulkLoad(server.port(), bodies, run.flags.connections, nullptr);
   tally.events += static_cast<double>(load.events_ok);
   tally.seconds += load.seconds;
+  tally.server_cpu_seconds += ProcessCpuSeconds(server.pid()) - cpu_before;
   if (load.failed_requests == 0) return true;
   std::fprintf(stderr, "concurrency %s: %lld failed requests\n", what,
                static_cast<long long>(load.failed_requests));
@@ -901,6 +905,7 @@ bool ConcurrencyPhase(const ServerRun& run, const std::string& binary) {
   // Per query, the answers the 8 clients got in both queried tenths.
   std::vector<std::vector<double>> eight(targets.size());
   std::int64_t eight_failed = 0;
+  double eight_cpu_seconds = 0;
   for (int round = 0; round < 2; ++round) {
     ok = LoadSlice(server, run, slice(at, at + tenth), "alone", alone) && ok;
     at += tenth;
@@ -912,6 +917,7 @@ bool ConcurrencyPhase(const ServerRun& run, const std::string& binary) {
       eight[i].insert(eight[i].end(), loop.latencies_ms()[i].begin(), loop.latencies_ms()[i].end());
     }
     eight_failed += loop.failed();
+    eight_cpu_seconds += loop.cpu_seconds();
   }
   server.Stop(SIGTERM, kStopGraceSeconds);
   server.Kill();
@@ -949,6 +955,14 @@ bool ConcurrencyPhase(const ServerRun& run, const std::string& binary) {
   if (alone.rate() > 0) {
     PrintMetric("concurrency.ingest_ratio", queried.rate() / alone.rate(),
                 "x (with 8 query clients / alone; target >= 0.8)", 3);
+  }
+  // Where the two cores went: the server's CPU while loaded alone and while
+  // queried, and the bench's own 8 query clients, which share the machine.
+  PrintMetric("concurrency.server_cores_alone", alone.server_cores(), "cores (CPU s / wall s)", 2);
+  PrintMetric("concurrency.server_cores_queried", queried.server_cores(), "cores", 2);
+  if (queried.seconds > 0) {
+    PrintMetric("concurrency.query_clients_cores", eight_cpu_seconds / queried.seconds,
+                "cores (the bench's 8 query clients)", 2);
   }
   PrintMetric("concurrency.query_failures", static_cast<double>(one.failed() + eight_failed),
               "answers other than 200");

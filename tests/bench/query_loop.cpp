@@ -1,5 +1,7 @@
 #include "tests/bench/query_loop.h"
 
+#include <sys/resource.h>
+
 #include <chrono>
 #include <thread>
 
@@ -13,6 +15,7 @@ QueryLoop::QueryLoop(std::uint16_t port, std::vector<std::string> targets, int c
       per_client_(static_cast<std::size_t>(clients),
                   std::vector<std::vector<double>>(targets_.size())),
       failed_per_client_(static_cast<std::size_t>(clients), 0),
+      cpu_per_client_(static_cast<std::size_t>(clients), 0),
       latencies_(targets_.size()) {
   for (int i = 0; i < clients; ++i) threads_.emplace_back([this, i] { Client(i); });
 }
@@ -31,6 +34,7 @@ void QueryLoop::Stop() {
       latencies_[t].insert(latencies_[t].end(), per_client_[c][t].begin(), per_client_[c][t].end());
     }
     failed_ += failed_per_client_[c];
+    cpu_seconds_ += cpu_per_client_[c];
   }
 }
 
@@ -49,6 +53,12 @@ void QueryLoop::Client(int index) {
       ++failed_per_client_[static_cast<std::size_t>(index)];
       std::this_thread::sleep_for(std::chrono::milliseconds(10));  // no busy loop on errors
     }
+  }
+  rusage usage{};
+  if (::getrusage(RUSAGE_THREAD, &usage) == 0) {
+    const auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+    cpu_per_client_[static_cast<std::size_t>(index)] =
+        seconds(usage.ru_utime) + seconds(usage.ru_stime);
   }
 }
 

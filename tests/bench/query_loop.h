@@ -30,6 +30,9 @@ class QueryLoop {
   // answers, in ms.
   const std::vector<std::vector<double>>& latencies_ms() const { return latencies_; }
   std::int64_t failed() const { return failed_; }  // answers other than 200, transport errors
+  // CPU seconds the client threads used (user + system): the clients share
+  // the machine with the server they query.
+  double cpu_seconds() const { return cpu_seconds_; }
 
  private:
   void Client(int index);
@@ -39,9 +42,11 @@ class QueryLoop {
   std::atomic<bool> stop_{false};
   std::vector<std::vector<std::vector<double>>> per_client_;  // [client][target]
   std::vector<std::int64_t> failed_per_client_;
+  std::vector<double> cpu_per_client_;
   std::vector<std::thread> threads_;
   std::vector<std::vector<double>> latencies_;
   std::int64_t failed_ = 0;
+  double cpu_seconds_ = 0;
 };
 
 }  // namespace dashcam::bench
