@@ -310,10 +310,18 @@ Result<Node> TranslateIndexExpression(std::string_view expression) {
   return CombineClauses(NodeKind::kOr, std::move(any));
 }
 
+// Epoch milliseconds as a bound: one past the times events can have selects
+// what any farther bound would, and stays a number later arithmetic on keys
+// can take (a double like 2e36 is no int64 at all).
+constexpr TimeMs kLowestBound = kMinEventTime - 1, kHighestBound = kMaxEventTime;
+
 Result<TimeMs> ResolveEsDate(const json::value& v, TimeMs now) {
-  if (v.is_int64()) return v.as_int64();
-  if (v.is_uint64()) return static_cast<TimeMs>(v.as_uint64());
-  if (v.is_double() && std::isfinite(v.as_double())) return static_cast<TimeMs>(v.as_double());
+  if (v.is_int64()) return std::clamp(v.as_int64(), kLowestBound, kHighestBound);
+  if (v.is_uint64()) return std::min<std::uint64_t>(v.as_uint64(), kHighestBound);
+  if (v.is_double() && std::isfinite(v.as_double())) {
+    return static_cast<TimeMs>(std::clamp(v.as_double(), static_cast<double>(kLowestBound),
+                                          static_cast<double>(kHighestBound)));
+  }
   if (v.is_string()) {
     if (auto t = ParseTimeParam(v.as_string(), now)) return *t;
   }

@@ -115,6 +115,20 @@ TEST_F(EsApiTest, SearchWithQueryDslUrlQueryAndIndexPatterns) {
   v = SearchJson("/_count", R"({"query":{"exists":{"field":"no_such_field"}}})");
   EXPECT_EQ(v.at("count").as_int64(), 0);
 
+  // Epoch-ms bounds past any event time, even past int64 (found by the
+  // es_query fuzzer: 2.1e36 was cast to an int64), select what the nearest
+  // possible time would.
+  v = SearchJson("/_count", R"({"query":{"range":{"@timestamp":{"gte":2.1e36}}}})");
+  EXPECT_EQ(v.at("count").as_int64(), 0);
+  v = SearchJson("/_count", R"({"query":{"range":{"@timestamp":{"gt":-1e300,"lt":1e300}}}})");
+  EXPECT_EQ(v.at("count").as_int64(), 10);
+  v = SearchJson("/_count",
+                 R"({"query":{"range":{"@timestamp":{"lte":18446744073709551615,
+                     "gte":-9223372036854775808}}}})");
+  EXPECT_EQ(v.at("count").as_int64(), 10);
+  v = SearchJson("/_count", R"({"query":{"range":{"@timestamp":{"lt":-5}}}})");
+  EXPECT_EQ(v.at("count").as_int64(), 0);
+
   v = SearchJson("/_count", R"({"query":{"match":{"message":"cuda epoch"}}})");
   EXPECT_EQ(v.at("count").as_int64(), 10);
   v = SearchJson("/_count",
