@@ -179,7 +179,7 @@ class Compiler {
   Fts HoldsTermOf(const std::string& field) const;
   std::string IdCondition(const std::string& id);
   std::string RowCheck(const Node& n) {
-    return fmt::format("dc_match(dc_source(e.source), e.idx, ?{})", Param(&n));
+    return fmt::format("dc_match(dc_source(e.source), dc_name(e.idx), ?{})", Param(&n));
   }
   std::string InFts(std::string fts) {
     return fmt::format("e.key IN (SELECT rowid FROM fts WHERE fts MATCH ?{})",

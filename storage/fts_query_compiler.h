@@ -40,7 +40,8 @@
 //                         (CompileOptions::indexed_keywords), the candidates
 //                         are either form (none known for Fuzzy: every row is
 //                         read) and the row check decides.
-// The row check is dc_match(e.source, e.idx, node) (row_predicate.h).
+// The row check is dc_match(dc_source(e.source), dc_name(e.idx), node)
+// (row_predicate.h, stored_names.h).
 //
 // No text of the query is spliced into SQL: every FTS5 expression is a bound
 // parameter, and inside it every user string is a double-quoted FTS5 string

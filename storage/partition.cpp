@@ -11,6 +11,7 @@
 #include "storage/attrs_codec.h"
 #include "storage/fts_tokenizer.h"
 #include "storage/row_predicate.h"
+#include "storage/stored_names.h"
 
 namespace dashcam::storage {
 namespace {
@@ -36,8 +37,8 @@ constexpr const char* kSchemaSql = R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS events(
   key INTEGER PRIMARY KEY,
-  level TEXT,
-  idx TEXT,
+  level,
+  idx,
   doc_id TEXT,
   source BLOB NOT NULL);
 CREATE UNIQUE INDEX IF NOT EXISTS events_doc_id ON events(doc_id) WHERE doc_id IS NOT NULL;
@@ -65,7 +66,9 @@ CREATE TABLE IF NOT EXISTS level_minutes(
   PRIMARY KEY(minute, level)) WITHOUT ROWID;
 DELETE FROM level_seconds;
 INSERT INTO level_seconds(second, level, n)
-  SELECT (key >> 20) / 1000, coalesce(level, ''), count(*) FROM events GROUP BY 1, 2;
+  SELECT (key >> 20) / 1000, coalesce(CASE WHEN typeof(level) = 'integer' THEN
+    (SELECT name FROM names WHERE id = level) ELSE level END, ''), count(*) FROM events
+  GROUP BY 1, 2;
 DELETE FROM level_minutes;
 INSERT INTO level_minutes(minute, level, n)
   SELECT second / 60, level, sum(n) FROM level_seconds GROUP BY 1, 2;
@@ -142,19 +145,21 @@ Status InitPartitionSchema(Db& db, std::int64_t day) {
   // event, and every day file is upgraded at the first start after an update.
   if (*version == 0) {
     s = db.Exec(kSchemaSql);
-    // Only a new file indexes every keyword field's value as a keyword, and
-    // records every number.
+    // Only a new file indexes every keyword field's value as a keyword,
+    // records every number and stores names by id (its events columns have
+    // no type, so an id stays an integer).
     if (s.ok()) {
-      s = db.Exec(
-          fmt::format("INSERT OR REPLACE INTO meta VALUES('{}','{}'); INSERT OR REPLACE INTO meta "
-                      "VALUES('{}','all')",
-                      kKeywordFieldsMeta, kKeywordFields, kNumberRangesMeta));
+      s = db.Exec(fmt::format(
+          "INSERT OR REPLACE INTO meta VALUES('{}','{}'); INSERT OR REPLACE INTO meta "
+          "VALUES('{}','all'); INSERT OR REPLACE INTO meta VALUES('{}','{}')",
+          kKeywordFieldsMeta, kKeywordFields, kNumberRangesMeta, kNamesMeta, kNamesMetaValue));
     }
   } else if (*version < 2) {
     // Older partitions lack the vocabulary; build it from the index.
     s = db.Exec(kVocabularySchemaSql);
     if (s.ok()) s = BackfillVocabulary(db);
   }
+  if (s.ok()) s = db.Exec(kNamesSchemaSql);                  // before the level counts read it
   if (s.ok() && *version < 3) s = db.Exec(kLevelCountsSql);  // built from the events table
   if (s.ok()) s = db.Exec(kGroupsSql);
   if (s.ok()) s = db.Exec(kDictsSql);
@@ -196,6 +201,7 @@ Result<std::unique_ptr<PartitionWriter>> PartitionWriter::Open(const std::string
   if (auto s = w->ApplyTestQuota(); !s.ok()) return s;
   if (auto s = InitPartitionSchema(w->db_, day); !s.ok()) return s;
   if (auto s = w->Prepare(); !s.ok()) return s;
+  if (auto s = w->LoadNamesMeta(); !s.ok()) return s;
   if (auto s = w->LoadHighestKey(); !s.ok()) return s;
   if (auto s = w->LoadDictionary(); !s.ok()) return s;
   return w;
@@ -240,7 +246,9 @@ Status PartitionWriter::Prepare() {
       {&max_key_,
        "SELECT max(m) FROM (SELECT max(key) AS m FROM events WHERE key BETWEEN ?1 AND ?2 "
        "UNION ALL SELECT max(key) FROM replaced WHERE key BETWEEN ?1 AND ?2)"},
-      {&find_doc_, "SELECT key, level FROM events WHERE doc_id = ?1"},
+      {&find_doc_,
+       "SELECT key, CASE WHEN typeof(level) = 'integer' THEN (SELECT name FROM names WHERE id = "
+       "level) ELSE level END FROM events WHERE doc_id = ?1"},
       {&delete_event_, "DELETE FROM events WHERE key = ?1"},
       {&insert_replaced_, "INSERT OR IGNORE INTO replaced(key) VALUES(?1)"},
       {&insert_vocab_, "INSERT OR IGNORE INTO vocab(term) VALUES(?1)"},
@@ -268,6 +276,28 @@ Status PartitionWriter::Prepare() {
     if (!stmt.ok()) return stmt.status();
     *it.stmt = std::move(*stmt);
   }
+  return name_ids_.Prepare(db_);
+}
+
+Status PartitionWriter::LoadNamesMeta() {
+  auto stmt = db_.Prepare(fmt::format("SELECT value FROM meta WHERE key = '{}'", kNamesMeta));
+  if (!stmt.ok()) return stmt.status();
+  const int rc = stmt->Step();
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_.Check(rc, "names meta");
+  names_by_id_ = rc == SQLITE_ROW && stmt->Text(0) == kNamesMetaValue;
+  return Status::Ok();
+}
+
+// Binds `name` as events.level or events.idx: by id in a file that stores
+// names so, else as text.
+Status PartitionWriter::BindName(int column, std::string_view name) {
+  if (!names_by_id_) {
+    insert_event_.BindStatic(column, name);
+    return Status::Ok();
+  }
+  auto id = name_ids_.Id(name);
+  if (!id.ok()) return id.status();
+  insert_event_.Bind(column, *id);
   return Status::Ok();
 }
 
@@ -387,11 +417,12 @@ Result<RecordOutcome> PartitionWriter::WriteOne(const Record& r, EventKey key) {
     if (auto s = ReplaceExisting(r, replaced); !s.ok()) return s;
   }
   insert_event_.Bind(1, key);
-  insert_event_.BindStatic(2, r.level);
-  if (r.index.empty())
+  if (auto s = BindName(2, r.level); !s.ok()) return s;
+  if (r.index.empty()) {
     insert_event_.BindNull(3);
-  else
-    insert_event_.BindStatic(3, r.index);
+  } else if (auto s = BindName(3, r.index); !s.ok()) {
+    return s;
+  }
   if (r.doc_id.empty())
     insert_event_.BindNull(4);
   else
@@ -456,6 +487,7 @@ Status PartitionWriter::Write(std::span<const Record* const> records,
     indexed_.vocab.RolledBack();
     indexed_.numbers.Clear();
     if (dictionary_in_transaction_) sources_.Forget();
+    name_ids_.Forget();
     // Keys handed out in the rolled-back transaction are free again.
     next_seq_.clear();
     LoadHighestKey();
@@ -561,6 +593,7 @@ Result<std::unique_ptr<PartitionReader>> PartitionReader::Open(const std::string
   if (auto s = RegisterFtsTokenizer(r->db_.get()); !s.ok()) return s;
   if (auto s = RegisterRowPredicate(r->db_.get()); !s.ok()) return s;
   if (auto s = RegisterSourceFunction(r->db_.get()); !s.ok()) return s;
+  if (auto s = RegisterNameFunction(r->db_.get()); !s.ok()) return s;
   sqlite3_busy_timeout(r->db_.get(), kBusyTimeoutMs);
   if (auto s = r->db_.Exec(fmt::format("PRAGMA cache_size=-{}", cache_kib)); !s.ok()) return s;
   // Unknown (no meta yet) reads as legacy: slower queries, never wrong ones.

@@ -6,14 +6,17 @@
 // so "newest first" is a reverse walk of the rowid B-tree or FTS5 doclist, a
 // time range is a rowid range, and the key alone names the partition.
 //
-// Schema (user_version 7; older files are upgraded when opened for writing,
+// Schema (user_version 8; older files are upgraded when opened for writing,
 // which SqliteStore::Open does for every partition: `vocab` is built from the
-// FTS index, the level counts from the events table, and `groups`, `dicts`
-// and `number_ranges` start empty since older events have no group, are not
-// compressed and were not recorded):
-//   events(key INTEGER PRIMARY KEY, level TEXT, idx TEXT, doc_id TEXT, source BLOB)
+// FTS index, the level counts from the events table, and `groups`, `dicts`,
+// `number_ranges` and `names` start empty since older events have no group,
+// are not compressed, were not recorded and hold their names as text):
+//   events(key INTEGER PRIMARY KEY, level, idx, doc_id TEXT, source BLOB)
 //       one row per live event; `source` is the stored document, as JSON or
 //       compressed (source_codec.h): statements read it as dc_source(source).
+//       `level` and `idx` (the index name) are ids of `names` rows in a file
+//       whose meta says so, else text (TEXT columns in files created before
+//       version 8): statements read them as dc_name(level), dc_name(idx).
 //   events_doc_id: UNIQUE index on doc_id WHERE doc_id IS NOT NULL.
 //   fts: FTS5, contentless (content=''), columns (message, attrs), tokenizer
 //       "dashcam" (attrs_codec.h gives the column formats), columnsize=0.
@@ -28,6 +31,8 @@
 //       be indexed as text for the file's older events.
 //       "number_ranges" = "all" when the file was created with that table
 //       (since user_version 7): it records every event's numbers.
+//       "names" = "level,idx" when the file was created storing those two
+//       columns by id (since user_version 8).
 //   vocab(term TEXT PRIMARY KEY) WITHOUT ROWID: every index term wildcard
 //       and fuzzy queries expand to (vocabulary.h), filled as events are
 //       written, in the same transaction.
@@ -52,6 +57,9 @@
 //   number_ranges(field, lo, hi, plain, strings) (since user_version 7):
 //       per field, the span of its numbers (number_ranges.h), widened in the
 //       same transaction as the events. Trusted only when meta says so.
+//   names(id INTEGER PRIMARY KEY, name TEXT UNIQUE) (since user_version 8):
+//       the levels and index names the events refer to (stored_names.h),
+//       added in the transaction of the first event to use one.
 //   FTS5 settings: automerge=16 and hashsize=16 MiB (measured: 1.7x the insert
 //   rate of the defaults on training logs, 20k-event transactions).
 //   auto_vacuum=INCREMENTAL on files created since compaction exists
@@ -74,6 +82,7 @@
 #include "storage/record.h"
 #include "storage/source_codec.h"
 #include "storage/sqlite_db.h"
+#include "storage/stored_names.h"
 #include "storage/vocabulary_collector.h"
 
 namespace dashcam::storage {
@@ -88,9 +97,11 @@ inline constexpr TimeMs KeyTime(EventKey k) {
 }
 
 // The user_version of the schema above.
-inline constexpr int kPartitionSchemaVersion = 7;
+inline constexpr int kPartitionSchemaVersion = 8;
 inline constexpr const char* kKeywordFieldsMeta = "keyword_fields";
 inline constexpr const char* kNumberRangesMeta = "number_ranges";
+inline constexpr const char* kNamesMeta = "names";
+inline constexpr const char* kNamesMetaValue = "level,idx";
 
 enum class SyncMode { kNormal, kFull };
 
@@ -142,6 +153,8 @@ class PartitionWriter {
   PartitionWriter() = default;
   Status ApplyTestQuota();
   Status Prepare();
+  Status LoadNamesMeta();
+  Status BindName(int column, std::string_view name);
   Status StoreVocabulary();
   Result<EventKey> NextKey(TimeMs ts);
   Result<RecordOutcome> WriteOne(const Record& r, EventKey key);
@@ -172,6 +185,8 @@ class PartitionWriter {
   std::string test_quota_file_;
   Stmt insert_event_, insert_fts_, max_key_, find_doc_, delete_event_, insert_replaced_,
       insert_vocab_, add_level_second_, add_level_minute_, add_group_, insert_dict_, widen_numbers_;
+  bool names_by_id_ = false;  // the file stores level and idx as names ids
+  NameIds name_ids_;
   Status LoadHighestKey();
   Status LoadDictionary();
   void PublishDictionary(std::string_view bytes);

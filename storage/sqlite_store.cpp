@@ -94,7 +94,8 @@ class SqliteStore::Lease {
 
 namespace {
 
-constexpr const char* kEventColumns = "e.key, e.level, e.idx, e.doc_id, dc_source(e.source)";
+constexpr const char* kEventColumns =
+    "e.key, dc_name(e.level), dc_name(e.idx), e.doc_id, dc_source(e.source)";
 
 // The candidate events of a query in the key range ?2..?3: the FROM/WHERE
 // part shared by hits, counts and histograms, and the key expression to
@@ -1030,7 +1031,7 @@ Status ForEachRow(PartitionReader& reader, const std::string& sql, const Compile
   return SqliteStatus(rc, reader.db(), "scan");
 }
 
-constexpr const char* kHistogramColumns = "e.level, e.idx, dc_source(e.source)";
+constexpr const char* kHistogramColumns = "dc_name(e.level), dc_name(e.idx), dc_source(e.source)";
 
 // Histogram of events read row by row (the level column, or documents).
 // Sets `overflow` when discovering keys ran past the limit.
@@ -1068,7 +1069,7 @@ Status LevelCountsHistogram(const ReaderFor& reader_for, const std::vector<std::
           ? "SELECT minute, level, n FROM level_minutes WHERE minute BETWEEN ?1 AND ?2"
           : "SELECT second, level, n FROM level_seconds WHERE second BETWEEN ?1 AND ?2";
   const std::string edge_sql =
-      "SELECT level, count(*) FROM events WHERE key BETWEEN ?1 AND ?2 GROUP BY 1";
+      "SELECT dc_name(level), count(*) FROM events WHERE key BETWEEN ?1 AND ?2 GROUP BY level";
   const TimeMs first_full = (from + unit - 1) / unit;  // unit numbers: [first_full, end_full)
   const TimeMs end_full = to / unit;
   auto add = [&](TimeMs t, std::string_view level, std::int64_t n) {
@@ -1231,7 +1232,7 @@ Result<FieldsSummary> SqliteStore::SummarizeFields(const SearchRequest& req,
     if (!reader.ok()) return reader.status();
     auto q = compiled.For(day, **reader);
     if (!q.ok()) return q.status();
-    const std::string sql = RowsSql(**q, "e.idx, dc_source(e.source)", true, true);
+    const std::string sql = RowsSql(**q, "dc_name(e.idx), dc_source(e.source)", true, true);
     auto s = ForEachRow(**reader, sql, **q, FirstKeyAt(from), FirstKeyAt(to) - 1, req.deadline,
                         [&](const Stmt& row) {
                           if (read == spec.max_events) {

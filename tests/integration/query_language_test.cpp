@@ -292,7 +292,7 @@ TEST_F(QueryLanguageTest, InjectionIsTextOrA400) {
       "\x01\x02\x03\x1e\x1f",
       "*'*",
       "?'?",
-      "dc_match(dc_source(e.source), e.idx, 1)",
+      "dc_match(dc_source(e.source), dc_name(e.idx), 1)",
       "\"NEAR(a b)\"~2",
       "NEAR~1",
   };

@@ -233,7 +233,7 @@ std::string R(const std::string& term) {
   return "\"\x03" + term + "\"";
 }
 std::string Check(int param) {
-  return "dc_match(dc_source(e.source), e.idx, ?" + std::to_string(param) + ")";
+  return "dc_match(dc_source(e.source), dc_name(e.idx), ?" + std::to_string(param) + ")";
 }
 
 CompiledQuery CompileWith(const Node& n, TermSource& terms, CompileOptions options = {}) {
@@ -427,7 +427,7 @@ TEST(FtsQueryCompilerTest, IdsAreExactSql) {
 // train.* is not in the index (attrs_codec.h): every leaf on it reads rows,
 // and it drives nothing, so an indexed conjunct still does.
 TEST(FtsQueryCompilerTest, UnindexedFieldsCheckRows) {
-  const std::string row = "dc_match(dc_source(e.source), e.idx, ?10)";
+  const std::string row = "dc_match(dc_source(e.source), dc_name(e.idx), ?10)";
   for (const Node& n :
        {Term("train.loss", "0.5"), Term("train.loss", "0.5", false, /*prefix=*/true),
         Node{NodeKind::kWildcard, 0, {}, {"train.step", "1?", false, false, 0}},

@@ -77,6 +77,7 @@ class SqliteStoreExplorationTest : public ::testing::Test {
   Rows Query(std::int64_t day, const std::string& sql) {
     Db db;
     EXPECT_TRUE(db.Open(PartitionPath(day), SQLITE_OPEN_READONLY).ok());
+    EXPECT_TRUE(RegisterNameFunction(db.get()).ok());
     auto stmt = db.Prepare(sql);
     EXPECT_TRUE(stmt.ok()) << stmt.status().ToString();
     Rows out;
@@ -128,10 +129,10 @@ TEST_F(SqliteStoreExplorationTest, LevelCountsFollowTheEventsTable) {
   const Rows minutes =
       Query(kExplorationDay, "SELECT minute, level, n FROM level_minutes WHERE n != 0");
   EXPECT_EQ(seconds, Query(kExplorationDay,
-                           "SELECT (key >> 20) / 1000, level, count(*) FROM events "
+                           "SELECT (key >> 20) / 1000, dc_name(level), count(*) FROM events "
                            "GROUP BY 1, 2"));
   EXPECT_EQ(minutes, Query(kExplorationDay,
-                           "SELECT (key >> 20) / 60000, level, count(*) FROM events "
+                           "SELECT (key >> 20) / 60000, dc_name(level), count(*) FROM events "
                            "GROUP BY 1, 2"));
   std::int64_t total = 0;
   for (const auto& [k, n] : minutes) total += n;
@@ -157,7 +158,7 @@ TEST_F(SqliteStoreExplorationTest, VersionOnePartitionsAreUpgradedWhenOpened) {
   Open();
   const Rows minutes = Query(kExplorationDay, "SELECT minute, level, n FROM level_minutes");
   EXPECT_EQ(minutes, Query(kExplorationDay,
-                           "SELECT (key >> 20) / 60000, level, count(*) FROM events "
+                           "SELECT (key >> 20) / 60000, dc_name(level), count(*) FROM events "
                            "GROUP BY 1, 2"));
   EXPECT_EQ(Query(kExplorationDay, "SELECT 0, '', user_version FROM pragma_user_version"),
             (Rows{{{0, ""}, kPartitionSchemaVersion}}));
