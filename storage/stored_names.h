@@ -20,7 +20,9 @@
 // Thread-safety: a NameIds belongs to its writer's thread.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
