@@ -1,8 +1,7 @@
 #include "storage/stored_names.h"
 
+#include <functional>
 #include <memory>
-
-#include <fmt/format.h>
 
 namespace dashcam::storage {
 namespace {
@@ -12,17 +11,14 @@ struct NameReader {
   std::unordered_map<std::int64_t, std::string> names;
 };
 
-// Reads every row of `names` into `reader`; an error message, or empty.
-std::string LoadNames(sqlite3* db, NameReader& reader) {
+// Calls `add(id, name)` for every row of `names` in `db`.
+Status ReadNames(sqlite3* db, const std::function<void(std::int64_t, std::string_view)>& add) {
   sqlite3_stmt* raw = nullptr;
   int rc = sqlite3_prepare_v2(db, "SELECT id, name FROM names", -1, &raw, nullptr);
   Stmt stmt(raw);
-  if (rc != SQLITE_OK) return fmt::format("reading names: {}", sqlite3_errmsg(db));
-  reader.names.clear();
-  while ((rc = stmt.Step()) == SQLITE_ROW) {
-    reader.names.emplace(stmt.Int(0), std::string(stmt.Text(1)));
-  }
-  return rc == SQLITE_DONE ? "" : fmt::format("reading names: {}", sqlite3_errmsg(db));
+  if (rc != SQLITE_OK) return SqliteStatus(rc, db, "read names");
+  while ((rc = stmt.Step()) == SQLITE_ROW) add(stmt.Int(0), stmt.Text(1));
+  return rc == SQLITE_DONE ? Status::Ok() : SqliteStatus(rc, db, "read names");
 }
 
 void NameFunction(sqlite3_context* ctx, int, sqlite3_value** argv) {
@@ -32,9 +28,11 @@ void NameFunction(sqlite3_context* ctx, int, sqlite3_value** argv) {
   auto it = reader.names.find(id);
   if (it == reader.names.end()) {
     // A name added since the last read.
-    if (auto error = LoadNames(sqlite3_context_db_handle(ctx), reader); !error.empty()) {
-      return sqlite3_result_error(ctx, error.c_str(), -1);
-    }
+    reader.names.clear();
+    const Status s = ReadNames(sqlite3_context_db_handle(ctx), [&](std::int64_t i, auto name) {
+      reader.names.emplace(i, std::string(name));
+    });
+    if (!s.ok()) return sqlite3_result_error(ctx, s.ToString().c_str(), -1);
     it = reader.names.find(id);
     if (it == reader.names.end()) {
       return sqlite3_result_error(ctx, "an event names a level or index the file lacks", -1);
@@ -58,23 +56,18 @@ Status RegisterNameFunction(sqlite3* db) {
 
 Status NameIds::Prepare(Db& db) {
   db_ = &db;
-  auto select = db.Prepare("SELECT id, name FROM names", /*persistent=*/true);
-  if (!select.ok()) return select.status();
   auto insert = db.Prepare("INSERT INTO names(name) VALUES(?1)", /*persistent=*/true);
   if (!insert.ok()) return insert.status();
-  select_ = std::move(*select);
   insert_ = std::move(*insert);
   return Status::Ok();
 }
 
 Status NameIds::Load() {
   ids_.clear();
-  int rc;
-  while ((rc = select_.Step()) == SQLITE_ROW) ids_.emplace(select_.Text(1), select_.Int(0));
-  select_.Reset();
-  if (rc != SQLITE_DONE) return db_->Check(rc, "read names");
-  loaded_ = true;
-  return Status::Ok();
+  const Status s =
+      ReadNames(db_->get(), [this](std::int64_t id, auto name) { ids_.emplace(name, id); });
+  loaded_ = s.ok();
+  return s;
 }
 
 Result<std::int64_t> NameIds::Id(std::string_view name) {

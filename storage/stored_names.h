@@ -58,7 +58,7 @@ class NameIds {
   };
 
   Db* db_ = nullptr;
-  Stmt select_, insert_;
+  Stmt insert_;
   bool loaded_ = false;
   std::unordered_map<std::string, std::int64_t, Hash, std::equal_to<>> ids_;
 };
