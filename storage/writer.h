@@ -49,6 +49,9 @@
 
 namespace dashcam::storage {
 
+// The writer thread's name (at most 15 characters, the kernel's limit).
+inline constexpr const char* kWriterThreadName = "dashcam-writer";
+
 struct WriterOptions {
   std::size_t max_queue_bytes = 64u << 20;  // Default: 64 MiB of queued events
   std::size_t max_group_records = 100'000;  // records per group commit, at most

@@ -7,7 +7,7 @@
 //                of ~1M at a time, and count what each query probe of
 //                phase 6 must find.
 //   2. baseline  insert them straight into a fresh SQLite file (see
-//                sqlite_baseline.h); events/s and bytes/event.
+//                sqlite_baseline.h); events/s, CPU per event and bytes/event.
 //   3. bulk      build the gzip `_bulk` bodies of --batch events each
 //                (before the clock starts: the client must not steal the
 //                server's cores).
@@ -19,7 +19,9 @@
 //                `GET /healthz` answers 200 (up to 30 s).
 //   5. ingest    send every body over --connections keep-alive connections
 //                (see bulk_load_driver.h); events/s, MB/s, latency, the
-//                server's peak RSS and bytes on disk per event.
+//                server's CPU per event (all threads, and its writer
+//                thread's), the rate its cores could reach at that cost,
+//                the server's peak RSS and bytes on disk per event.
 //   6. query     the table of query_suite.h (searches of every kind,
 //                histograms, facets, context), 1 warm-up + --query-runs
 //                timed runs each: median ms, median server CPU ms per run,
@@ -104,6 +106,7 @@
 #include "ingest/document_redactor.h"
 #include "ingest/redactor.h"
 #include "storage/status.h"
+#include "storage/writer.h"
 #include "tests/bench/beats_load_driver.h"
 #include "tests/bench/bulk_bodies.h"
 #include "tests/bench/bulk_load_driver.h"
@@ -333,6 +336,8 @@ double ReportBaseline(const BenchFlags& flags, const BaselineResult& result) {
   const double events_per_s = n / result.insert_seconds;
   PrintMetric("baseline.seconds", result.insert_seconds, "s", 2);
   PrintMetric("baseline.events_per_s", events_per_s, "events/s");
+  PrintMetric("baseline.cpu_us_per_event", result.insert_cpu_seconds * 1e6 / n,
+              "us (its one thread)", 1);
   PrintMetric("baseline.bytes_per_event", static_cast<double>(result.bytes_on_disk) / n, "bytes",
               1);
   return events_per_s;
@@ -418,6 +423,43 @@ Status WaitForHealthz(TestServer& server, Clock::time_point deadline, Watchdog& 
     std::this_thread::sleep_for(kHealthzPollEvery);
   }
   return Status::DeadlineExceeded("GET /healthz did not answer 200 within 30 s");
+}
+
+// The server's CPU seconds during a load: all its threads, and the writer's.
+struct LoadCpu {
+  double server = 0;
+  double writer = 0;
+};
+
+LoadCpu ServerCpuNow(const TestServer& server) {
+  return {ProcessCpuSeconds(server.pid()),
+          ThreadCpuSeconds(server.pid(), storage::kWriterThreadName)};
+}
+
+// The CPU figures of a load: what an event costs, how much of the machine
+// and of the writer thread it took, and the rate the machine's cores could
+// reach at that cost if every one of them were busy (a ceiling no number of
+// writers can pass without making events cheaper).
+void ReportIngestCpu(const BulkLoadResult& load, const LoadCpu& used,
+                     double baseline_events_per_s) {
+  if (load.events_ok == 0 || used.server <= 0) return;
+  const auto events = static_cast<double>(load.events_ok);
+  const double cores = std::max(1u, std::thread::hardware_concurrency());
+  const double ceiling = cores * events / used.server;
+  PrintMetric("ingest.server_cpu_us_per_event", used.server * 1e6 / events, "us (all threads)", 1);
+  PrintMetric("ingest.server_cores", used.server / load.seconds, "cores (CPU s / wall s)", 2);
+  if (used.writer > 0) {
+    PrintMetric("ingest.writer_cpu_us_per_event", used.writer * 1e6 / events,
+                "us (the writer thread)", 1);
+    PrintMetric("ingest.writer_thread_cores", used.writer / load.seconds, "cores", 2);
+  } else {
+    std::fprintf(stderr, "ingest: no server thread named %s, no writer figures\n",
+                 storage::kWriterThreadName);
+  }
+  PrintMetric("ingest.cpu_ceiling_events_per_s", ceiling, "events/s (all cores at that cost)");
+  if (baseline_events_per_s > 0) {
+    PrintMetric("ingest.cpu_ceiling_vs_baseline", ceiling / baseline_events_per_s, "x", 2);
+  }
 }
 
 void ReportIngest(const BulkLoadResult& load, double baseline_events_per_s) {
@@ -530,8 +572,12 @@ QuerySuiteOptions SuiteOptions(const ServerRun& run, std::string prefix) {
 // Phases 5 and 6 against a healthy server. Returns true if all succeeded.
 bool LoadAndQuery(const ServerRun& run, const TestServer& server, Watchdog& watchdog,
                   double& bulk_events_per_s) {
+  const LoadCpu before = ServerCpuNow(server);
   BulkLoadResult load = DriveBulkLoad(server.port(), run.bodies, run.flags.connections, &watchdog);
+  const LoadCpu after = ServerCpuNow(server);
   ReportIngest(load, run.baseline_events_per_s);
+  ReportIngestCpu(load, {after.server - before.server, after.writer - before.writer},
+                  run.baseline_events_per_s);
   bulk_events_per_s = static_cast<double>(load.events_ok) / load.seconds;
   ReportServerFootprint(server, fs::path(run.work.path()) / "data", load.events_ok);
   if (watchdog.fired()) return false;  // the server is gone; queries cannot run

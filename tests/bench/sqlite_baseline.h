@@ -31,8 +31,9 @@ namespace dashcam::bench {
 inline constexpr int kBaselineRowsPerTransaction = 10000;
 
 struct BaselineResult {
-  double insert_seconds = 0;   // inserting and committing, summed over the chunks
-  uint64_t bytes_on_disk = 0;  // database, WAL and shm after closing
+  double insert_seconds = 0;      // inserting and committing, summed over the chunks
+  double insert_cpu_seconds = 0;  // the inserting thread's CPU time in those spans
+  uint64_t bytes_on_disk = 0;     // database, WAL and shm after closing
 };
 
 class SqliteBaseline {
@@ -56,6 +57,7 @@ class SqliteBaseline {
   storage::Stmt doc_;
   storage::Stmt fts_;
   double insert_seconds_ = 0;
+  double insert_cpu_seconds_ = 0;
 };
 
 }  // namespace dashcam::bench

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string_view>
@@ -46,11 +47,9 @@ int ConnectAndGet(std::uint16_t port, const std::string& target) {
   return fd;
 }
 
-}  // namespace
-
-double ProcessCpuSeconds(pid_t pid) {
-  if (pid <= 0) return 0;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+// utime + stime of a /proc .../stat file, in seconds; 0 if unreadable.
+double StatCpuSeconds(const std::string& path) {
+  std::ifstream in(path);
   std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::size_t close = stat.rfind(')');  // the command name may hold spaces
   if (close == std::string::npos) return 0;
@@ -60,6 +59,27 @@ double ProcessCpuSeconds(pid_t pid) {
   double utime = 0, stime = 0;
   fields >> utime >> stime;
   return (utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+}  // namespace
+
+double ProcessCpuSeconds(pid_t pid) {
+  if (pid <= 0) return 0;
+  return StatCpuSeconds("/proc/" + std::to_string(pid) + "/stat");
+}
+
+double ThreadCpuSeconds(pid_t pid, std::string_view name) {
+  if (pid <= 0) return 0;
+  std::error_code ec;
+  double seconds = 0;
+  for (const auto& task :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream comm(task.path() / "comm");
+    std::string thread_name;
+    std::getline(comm, thread_name);
+    if (thread_name == name) seconds += StatCpuSeconds((task.path() / "stat").string());
+  }
+  return seconds;
 }
 
 Result<ExportTiming> TimeExport(std::uint16_t port, pid_t server_pid, const std::string& params,

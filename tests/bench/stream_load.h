@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -65,5 +66,8 @@ class TailReaders {
 
 // Server CPU seconds (user + system) so far; 0 if unreadable.
 double ProcessCpuSeconds(pid_t pid);
+// The same, summed over the process's threads named `name` (as in
+// /proc/PID/task/TID/comm); 0 if none is.
+double ThreadCpuSeconds(pid_t pid, std::string_view name);
 
 }  // namespace dashcam::bench
