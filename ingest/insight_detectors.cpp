@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <string>
 
 #include <re2/re2.h>
@@ -259,7 +260,10 @@ void Complete(Insight& out) {
     }
   } else if (out.kind == "xid") {
     if (const Field* x = FindFact(facts, "xid")) {
-      const int code = static_cast<int>(x->number);
+      // The captured digits can be any number; one past int's range would
+      // make the cast undefined. No Xid code is that large: -1 names none.
+      const bool in_range = x->number >= 0 && x->number <= std::numeric_limits<int>::max();
+      const int code = in_range ? static_cast<int>(x->number) : -1;
       if (auto m = XidMeaning(code); !m.empty()) facts.push_back(StringFact("meaning", m));
       out.severity = XidSeverity(code);
     }

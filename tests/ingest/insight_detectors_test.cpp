@@ -309,6 +309,14 @@ TEST_F(InsightDetectorsTest, XidWithMeaningAndSeverity) {
     EXPECT_FALSE(XidMeaning(code).empty()) << code;
   }
   EXPECT_EQ(Str(Facts(Detect("NVRM: Xid (PCI:0000:05:00): 999, x")), "meaning"), "<none>");
+  // A code past int's range (found by fuzz_bulk_decoder) is an Xid with no
+  // meaning, not undefined behaviour (fatal in the sanitizer build).
+  for (const char* code : {"7000350000000", "2147483648", "99999999999999999999999"}) {
+    i = Detect(std::string("NVRM: Xid (PCI:0000:05:00): ") + code + ", x");
+    EXPECT_EQ(i.kind, "xid") << code;
+    EXPECT_EQ(i.severity, "error") << code;
+    EXPECT_EQ(Str(Facts(i), "meaning"), "<none>") << code;
+  }
 }
 
 TEST_F(InsightDetectorsTest, ProcessKilled) {
