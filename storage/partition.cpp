@@ -52,7 +52,7 @@ INSERT INTO fts(fts, rank) VALUES('hashsize', 16777216);
 )sql";
 
 // Since version 3: per-second and per-minute level counts, filled from the events
-// already stored.
+// already stored. A format string: {} is kLevelNameSql.
 constexpr const char* kLevelCountsSql = R"sql(
 CREATE TABLE IF NOT EXISTS level_seconds(
   second INTEGER NOT NULL,
@@ -66,9 +66,7 @@ CREATE TABLE IF NOT EXISTS level_minutes(
   PRIMARY KEY(minute, level)) WITHOUT ROWID;
 DELETE FROM level_seconds;
 INSERT INTO level_seconds(second, level, n)
-  SELECT (key >> 20) / 1000, coalesce(CASE WHEN typeof(level) = 'integer' THEN
-    (SELECT name FROM names WHERE id = level) ELSE level END, ''), count(*) FROM events
-  GROUP BY 1, 2;
+  SELECT (key >> 20) / 1000, coalesce({}, ''), count(*) FROM events GROUP BY 1, 2;
 DELETE FROM level_minutes;
 INSERT INTO level_minutes(minute, level, n)
   SELECT second / 60, level, sum(n) FROM level_seconds GROUP BY 1, 2;
@@ -159,8 +157,10 @@ Status InitPartitionSchema(Db& db, std::int64_t day) {
     s = db.Exec(kVocabularySchemaSql);
     if (s.ok()) s = BackfillVocabulary(db);
   }
-  if (s.ok()) s = db.Exec(kNamesSchemaSql);                  // before the level counts read it
-  if (s.ok() && *version < 3) s = db.Exec(kLevelCountsSql);  // built from the events table
+  if (s.ok()) s = db.Exec(kNamesSchemaSql);  // before the level counts read it
+  if (s.ok() && *version < 3) {              // built from the events table
+    s = db.Exec(fmt::format(kLevelCountsSql, kLevelNameSql));
+  }
   if (s.ok()) s = db.Exec(kGroupsSql);
   if (s.ok()) s = db.Exec(kDictsSql);
   if (s.ok()) s = db.Exec(kNumberRangesSchemaSql);
@@ -237,7 +237,7 @@ Status PartitionWriter::ProbeSpace() {
 Status PartitionWriter::Prepare() {
   struct Item {
     Stmt* stmt;
-    const char* sql;
+    std::string sql;
   };
   const Item items[] = {
       {&insert_event_,
@@ -246,9 +246,7 @@ Status PartitionWriter::Prepare() {
       {&max_key_,
        "SELECT max(m) FROM (SELECT max(key) AS m FROM events WHERE key BETWEEN ?1 AND ?2 "
        "UNION ALL SELECT max(key) FROM replaced WHERE key BETWEEN ?1 AND ?2)"},
-      {&find_doc_,
-       "SELECT key, CASE WHEN typeof(level) = 'integer' THEN (SELECT name FROM names WHERE id = "
-       "level) ELSE level END FROM events WHERE doc_id = ?1"},
+      {&find_doc_, fmt::format("SELECT key, {} FROM events WHERE doc_id = ?1", kLevelNameSql)},
       {&delete_event_, "DELETE FROM events WHERE key = ?1"},
       {&insert_replaced_, "INSERT OR IGNORE INTO replaced(key) VALUES(?1)"},
       {&insert_vocab_, "INSERT OR IGNORE INTO vocab(term) VALUES(?1)"},

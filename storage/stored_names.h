@@ -35,6 +35,13 @@ namespace dashcam::storage {
 inline constexpr const char* kNamesSchemaSql =
     "CREATE TABLE IF NOT EXISTS names(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)";
 
+// An events row's level name as SQL, without dc_name: for the writer's
+// connection, which sees the names its open transaction added and keeps no
+// cache that a rollback could leave wrong.
+inline constexpr const char* kLevelNameSql =
+    "CASE WHEN typeof(level) = 'integer' THEN (SELECT name FROM names WHERE id = level) "
+    "ELSE level END";
+
 // Registers dc_name on `db`.
 Status RegisterNameFunction(sqlite3* db);
 
