@@ -1,10 +1,9 @@
 #include "tests/bench/query_loop.h"
 
-#include <sys/resource.h>
-
 #include <chrono>
 #include <thread>
 
+#include "tests/bench/stream_load.h"
 #include "tests/common/http_client.h"
 
 namespace dashcam::bench {
@@ -54,12 +53,7 @@ void QueryLoop::Client(int index) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));  // no busy loop on errors
     }
   }
-  rusage usage{};
-  if (::getrusage(RUSAGE_THREAD, &usage) == 0) {
-    const auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
-    cpu_per_client_[static_cast<std::size_t>(index)] =
-        seconds(usage.ru_utime) + seconds(usage.ru_stime);
-  }
+  cpu_per_client_[static_cast<std::size_t>(index)] = CallingThreadCpuSeconds();
 }
 
 }  // namespace dashcam::bench

@@ -2,12 +2,13 @@
 #include "tests/bench/sqlite_baseline.h"
 
 #include <sqlite3.h>
-#include <time.h>
 
 #include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
+
+#include "tests/bench/stream_load.h"
 
 namespace dashcam::bench {
 namespace {
@@ -30,13 +31,6 @@ uint64_t DatabaseFileBytes(const std::filesystem::path& db_path) {
     if (!ec) total += size;
   }
   return total;
-}
-
-// The calling thread's CPU time so far, in seconds.
-double CallingThreadCpuSeconds() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
 }  // namespace

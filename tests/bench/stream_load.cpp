@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -66,6 +67,13 @@ double StatCpuSeconds(const std::string& path) {
 double ProcessCpuSeconds(pid_t pid) {
   if (pid <= 0) return 0;
   return StatCpuSeconds("/proc/" + std::to_string(pid) + "/stat");
+}
+
+double CallingThreadCpuSeconds() {
+  rusage usage{};
+  if (::getrusage(RUSAGE_THREAD, &usage) != 0) return 0;
+  const auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
 double ThreadCpuSeconds(pid_t pid, std::string_view name) {

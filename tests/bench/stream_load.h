@@ -69,5 +69,7 @@ double ProcessCpuSeconds(pid_t pid);
 // The same, summed over the process's threads named `name` (as in
 // /proc/PID/task/TID/comm); 0 if none is.
 double ThreadCpuSeconds(pid_t pid, std::string_view name);
+// The calling thread's CPU seconds (user + system) so far.
+double CallingThreadCpuSeconds();
 
 }  // namespace dashcam::bench
