@@ -147,8 +147,8 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
       ->envname("DASHCAM_MAX_SEARCH_BODY_BYTES")
       ->capture_default_str();
   app.add_option("--sqlite-memory-mib", c.sqlite_memory_mib,
-                 "SQLite's memory for every partition together, mostly page caches, in MiB: "
-                 "past it, connections reuse their cached pages (a soft limit); 0: no limit")
+                 "Page caches of every partition's SQLite connections together, in MiB: once "
+                 "they hold it, connections reuse their cached pages; 0: no limit")
       ->envname("DASHCAM_SQLITE_MEMORY_MIB")
       ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 20))
       ->capture_default_str();

@@ -35,7 +35,7 @@
 #include "storage/clickhouse/ch_options.h"
 #include "storage/clickhouse/ch_store.h"
 #include "storage/metrics.h"
-#include "storage/sqlite_db.h"
+#include "storage/sqlite_memory.h"
 #include "storage/sqlite_store.h"
 
 namespace dashcam::server {
@@ -92,7 +92,6 @@ Result<std::unique_ptr<storage::EventStore>> OpenStore(const Config& c, Metrics&
     return Status::InvalidArgument("--storage must be sqlite or a clickhouse:// URL, not " +
                                    c.storage);
   }
-  storage::SetSqliteSoftHeapLimit(static_cast<std::int64_t>(c.sqlite_memory_mib) << 20);
   auto store = storage::SqliteStore::Open(StoreOptions(c, metrics), log);
   if (!store.ok()) return store.status();
   return std::unique_ptr<storage::EventStore>(std::move(*store));
@@ -280,6 +279,12 @@ int RunServer(const Config& config, const Log& log) {
   TlsHandshakeReport http_tls_report("http", metrics, log), beats_tls_report("beats", metrics, log);
   http_tls.report = &http_tls_report;
   beats_tls.report = &beats_tls_report;
+  // Made before the store's first connection; destroyed after its last.
+  auto sqlite_memory = storage::SqliteMemory::Configure(config.sqlite_memory_mib << 20);
+  if (!sqlite_memory.ok()) {
+    log.Error("storage_open_failed", {{"error", sqlite_memory.status().ToString()}});
+    return 1;
+  }
   auto store = OpenStore(config, metrics, log);
   if (!store.ok()) {
     log.Error("storage_open_failed", {{"error", store.status().ToString()}});
@@ -336,7 +341,7 @@ int RunServer(const Config& config, const Log& log) {
                                       ingest_workers.executor(), log);
   }
   SessionRegistry registry;
-  ServerStatus status({config, **store, metrics, beats_metrics, tails, registry});
+  ServerStatus status({config, **store, metrics, beats_metrics, tails, registry, **sqlite_memory});
   OpsEndpoints ops{[&status] { return status.Ready(); }, [&status] { return status.StatusJson(); },
                    &metrics};
   Router router(

@@ -10,7 +10,7 @@
 
 #include "server/version.h"
 #include "storage/query_ast.h"
-#include "storage/sqlite_db.h"
+#include "storage/sqlite_memory.h"
 #include "storage/time_format.h"
 
 namespace dashcam::server {
@@ -116,8 +116,9 @@ std::string ServerStatus::MetricsText() const {
   Gauge(out, "dashcam_partitions", "Day partitions on disk.", partitions.size());
   Gauge(out, "dashcam_disk_bytes", "Bytes of all partition files (with their WAL).", disk);
   Gauge(out, "dashcam_sqlite_memory_bytes",
-        "Bytes SQLite holds, every partition's connections together (--sqlite-memory-mib).",
-        static_cast<std::uint64_t>(storage::SqliteHeapBytes()));
+        "Bytes of SQLite's page caches, every partition's connections together "
+        "(--sqlite-memory-mib).",
+        src_.sqlite_memory.PageCacheBytes());
   Gauge(out, "dashcam_uptime_seconds", "Seconds since the server started.",
         static_cast<std::uint64_t>(UptimeSeconds()));
   AppendMetricHeader(out, "dashcam_build_info", "The running version (value 1).", "gauge");

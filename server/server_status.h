@@ -41,6 +41,7 @@
 #include "server/router.h"
 #include "storage/event_store.h"
 #include "storage/metrics.h"
+#include "storage/sqlite_memory.h"
 
 namespace dashcam::server {
 
@@ -53,6 +54,7 @@ struct StatusSources {
   const ingest::BeatsMetrics& beats;
   const api::TailHub& tails;
   const SessionRegistry& sessions;
+  const storage::SqliteMemory& sqlite_memory;
 };
 
 class ServerStatus {

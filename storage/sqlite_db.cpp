@@ -78,14 +78,6 @@ Db& Db::operator=(Db&& o) noexcept {
   return *this;
 }
 
-void SetSqliteSoftHeapLimit(std::int64_t bytes) {
-  sqlite3_soft_heap_limit64(bytes);
-}
-
-std::int64_t SqliteHeapBytes() {
-  return sqlite3_memory_used();
-}
-
 Status Db::Open(const std::string& path, int flags) {
   Close();
   const int rc = sqlite3_open_v2(path.c_str(), &db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);

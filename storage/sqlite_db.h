@@ -21,15 +21,6 @@ namespace dashcam::storage {
 // returns.
 Status SqliteStatus(int rc, sqlite3* db, std::string_view what);
 
-// SQLite's heap is shared by every connection of the process, and so is its
-// limit: the program sets it once, before it opens connections. Past
-// `bytes`, each connection reuses its own page-cache pages instead of
-// allocating more (sqlite3_soft_heap_limit64; soft: what a statement needs
-// beyond the cache is still given). 0: no limit.
-void SetSqliteSoftHeapLimit(std::int64_t bytes);
-// Bytes SQLite holds now, every connection of the process together.
-std::int64_t SqliteHeapBytes();
-
 class Stmt {
  public:
   Stmt() = default;

@@ -551,9 +551,9 @@ TEST_F(ObservabilityTest, SearchHelpersReadDaysOfASearchAndCanBeTurnedOff) {
   EXPECT_EQ(Scrape().Must("dashcam_search_helper_partitions_total"), 0);
 }
 
-// --sqlite-memory-mib bounds what SQLite holds (dashcam_sqlite_memory_bytes)
-// while reads cover every day: without it, each day's read connection keeps
-// the pages it read in its own page cache.
+// --sqlite-memory-mib bounds SQLite's page caches together
+// (dashcam_sqlite_memory_bytes) while reads cover every day: without it, each
+// day's read connection keeps the pages it read in its own page cache.
 TEST_F(ObservabilityTest, SqliteMemoryStaysNearItsLimitWhileEveryDayIsRead) {
   StartServer({"--sqlite-memory-mib", "0"});
   std::mt19937_64 rng(7);
