@@ -102,6 +102,7 @@ Status Pragmas(Db& db, const PartitionOptions& opts) {
   if (auto s = db.Exec(fmt::format("PRAGMA journal_size_limit={}", kWalSizeLimitBytes)); !s.ok()) {
     return s;
   }
+  if (auto s = db.Exec(kSecureDeleteFast); !s.ok()) return s;
   return db.Exec("PRAGMA temp_store=MEMORY");
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "storage/fts_tokenizer.h"
+#include "storage/partition.h"
 
 namespace dashcam::storage {
 
@@ -46,6 +47,7 @@ Status Stopped() {
 Status OpenForCompaction(const std::string& path, Db& db) {
   if (auto s = db.Open(path, SQLITE_OPEN_READWRITE); !s.ok()) return s;
   if (auto s = RegisterFtsTokenizer(db.get()); !s.ok()) return s;
+  if (auto s = db.Exec(kSecureDeleteFast); !s.ok()) return s;
   sqlite3_busy_timeout(db.get(), 5000);
   return Status::Ok();
 }
