@@ -164,8 +164,8 @@ Result<std::unique_ptr<SqliteMemory>> SqliteMemory::Configure(std::size_t page_c
     return ConfigError(rc, "PCACHE2");
   }
   s.configured = true;
-  std::unique_ptr<SqliteMemory> memory(
-      new SqliteMemory());  // undoes the above if what follows fails
+  // From here on, its destructor undoes the above if what follows fails.
+  std::unique_ptr<SqliteMemory> memory(new SqliteMemory());
   if (int rc = sqlite3_initialize(); rc != SQLITE_OK) {
     return Status::Internal(fmt::format("sqlite3_initialize: {}", sqlite3_errstr(rc)));
   }

@@ -14,10 +14,12 @@
 // wants another page reuses one it already holds, as the soft heap limit made
 // it do before (that limit needs the statistics); below 7/8 of the budget,
 // caches grow again up to their own cache_size. A cache is never held under
-// 16 pages, so nothing fails for want of the budget: it is exceeded by at most
-// 16 pages a connection. (SQLITE_CONFIG_PAGECACHE's fixed pool would bound
-// the same, but SQLite writes to every slot when it starts, so the whole pool
-// is resident from the first second.)
+// 16 pages, and one whose pages are all in use (read by a statement now, or
+// changed by a transaction not yet committed) still gets another: nothing
+// fails or waits for want of the budget, so it is a soft bound, exceeded by
+// about 16 pages a reading connection. (SQLITE_CONFIG_PAGECACHE's fixed
+// pool would bound the same, but SQLite writes to every slot when it starts,
+// so the whole pool is resident from the first second.)
 #pragma once
 
 #include <cstddef>
