@@ -123,6 +123,10 @@ TEST_F(RetentionTest, ByAgeDropsOldDaysPeriodicallyAndKeepsTheRest) {
                       std::chrono::seconds(5)));
   ASSERT_TRUE(WaitFor([&] { return !fs::exists(PartitionPath(data_, today - 5)); },
                       std::chrono::seconds(5)));
+  // A drop moves the files aside first; its log line and counters follow.
+  ASSERT_TRUE(WaitFor(
+      [&] { return MetricValue(client, "dashcam_retention_dropped_partitions_total") >= 2; },
+      std::chrono::seconds(5)));
   EXPECT_EQ(CountTag(client, "d5"), 0);
   EXPECT_EQ(CountTag(client, "d3"), 0);
   for (const char* kept : {"d2", "d1", "d0", "future"}) EXPECT_EQ(CountTag(client, kept), 50);
@@ -199,6 +203,11 @@ TEST_F(RetentionTest, BySizeDropsOldestFirstRightAfterTheCommitNeverToday) {
   Ingest(client, today - 1, 30, "old1");
   ASSERT_TRUE(WaitFor([&] { return !fs::exists(PartitionPath(data_, today - 1)); },
                       std::chrono::seconds(5)));
+  // A drop moves the files aside first; its log line and counters follow.
+  ASSERT_TRUE(WaitFor(
+      [&] { return MetricValue(client, "dashcam_retention_dropped_partitions_total") >= 2; },
+      std::chrono::seconds(5)))
+      << server.ReadLog();
   EXPECT_EQ(CountTag(client, "today"), 30);
   EXPECT_EQ(CountTag(client, "future"), 30);
   EXPECT_EQ(CountTag(client, "old1"), 0);
