@@ -85,6 +85,14 @@ bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds limit)
   return done();
 }
 
+// Whether `n` drops are done within 5 s. A drop moves the files aside first;
+// its log line and then its counters follow, so files gone is not enough.
+bool WaitForDrops(HttpClient& client, std::uint64_t n) {
+  return WaitFor(
+      [&] { return MetricValue(client, "dashcam_retention_dropped_partitions_total") >= n; },
+      std::chrono::seconds(5));
+}
+
 // The log lines of `event` (as JSON objects) since the server last started
 // (servers on one data directory share a log file).
 std::vector<json::object> DropLines(const TestServer& server, const std::string& event) {
@@ -123,10 +131,7 @@ TEST_F(RetentionTest, ByAgeDropsOldDaysPeriodicallyAndKeepsTheRest) {
                       std::chrono::seconds(5)));
   ASSERT_TRUE(WaitFor([&] { return !fs::exists(PartitionPath(data_, today - 5)); },
                       std::chrono::seconds(5)));
-  // A drop moves the files aside first; its log line and counters follow.
-  ASSERT_TRUE(WaitFor(
-      [&] { return MetricValue(client, "dashcam_retention_dropped_partitions_total") >= 2; },
-      std::chrono::seconds(5)));
+  ASSERT_TRUE(WaitForDrops(client, 2)) << server.ReadLog();
   EXPECT_EQ(CountTag(client, "d5"), 0);
   EXPECT_EQ(CountTag(client, "d3"), 0);
   for (const char* kept : {"d2", "d1", "d0", "future"}) EXPECT_EQ(CountTag(client, kept), 50);
@@ -203,11 +208,7 @@ TEST_F(RetentionTest, BySizeDropsOldestFirstRightAfterTheCommitNeverToday) {
   Ingest(client, today - 1, 30, "old1");
   ASSERT_TRUE(WaitFor([&] { return !fs::exists(PartitionPath(data_, today - 1)); },
                       std::chrono::seconds(5)));
-  // A drop moves the files aside first; its log line and counters follow.
-  ASSERT_TRUE(WaitFor(
-      [&] { return MetricValue(client, "dashcam_retention_dropped_partitions_total") >= 2; },
-      std::chrono::seconds(5)))
-      << server.ReadLog();
+  ASSERT_TRUE(WaitForDrops(client, 2)) << server.ReadLog();
   EXPECT_EQ(CountTag(client, "today"), 30);
   EXPECT_EQ(CountTag(client, "future"), 30);
   EXPECT_EQ(CountTag(client, "old1"), 0);
