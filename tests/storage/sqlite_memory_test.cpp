@@ -17,6 +17,7 @@ namespace dashcam::storage {
 namespace {
 
 constexpr int kRows = 12'000;
+constexpr std::int64_t kTableBytes = std::int64_t{kRows} * 1000;  // randomblob(1000) a row
 constexpr std::int64_t kMiB = 1 << 20;
 
 class SqliteMemoryTest : public ::testing::Test {
@@ -56,9 +57,9 @@ class SqliteMemoryTest : public ::testing::Test {
     for (Db& db : dbs) {
       EXPECT_TRUE(db.Open(path_, SQLITE_OPEN_READONLY).ok());
       EXPECT_TRUE(db.Exec("PRAGMA cache_size=-16384").ok());
-      EXPECT_EQ(ReadAll(db), std::int64_t{kRows} * 1000);
+      EXPECT_EQ(ReadAll(db), kTableBytes);
     }
-    for (Db& db : dbs) EXPECT_EQ(ReadAll(db), std::int64_t{kRows} * 1000);
+    for (Db& db : dbs) EXPECT_EQ(ReadAll(db), kTableBytes);
     return memory.PageCacheBytes();
   }
 
@@ -95,13 +96,13 @@ TEST_F(SqliteMemoryTest, OnlyOneAtATimeAndDefaultsReturnAfterIt) {
     EXPECT_FALSE(second.ok());
     Db db;
     ASSERT_TRUE(db.Open(path_, SQLITE_OPEN_READONLY).ok());
-    EXPECT_EQ(ReadAll(db), std::int64_t{kRows} * 1000);
+    EXPECT_EQ(ReadAll(db), kTableBytes);
     EXPECT_GT((*memory)->PageCacheBytes(), 0u);
   }
   // SQLite's own statistics are on again once it restarts.
   Db db;
   ASSERT_TRUE(db.Open(path_, SQLITE_OPEN_READONLY).ok());
-  EXPECT_EQ(ReadAll(db), std::int64_t{kRows} * 1000);
+  EXPECT_EQ(ReadAll(db), kTableBytes);
   EXPECT_GT(sqlite3_memory_used(), 0);
 }
 
