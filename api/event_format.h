@@ -31,7 +31,7 @@
 #include <string_view>
 #include <vector>
 
-#include "storage/document_reader.h"
+#include "storage/field_extractor.h"
 #include "storage/record.h"
 
 namespace dashcam::api {
@@ -63,19 +63,25 @@ class EventFormatter {
   void AppendColumnsJson(const storage::StoredEvent& ev, std::string& out);
   void AppendCsvRow(const storage::StoredEvent& ev, std::string& out);
   void AppendTextLine(const storage::StoredEvent& ev, std::string& out);
-  // Parses the event's document into view_; false (view_ empty) if it is not
-  // valid JSON, which a stored document always is.
-  bool ReadDocument(const storage::StoredEvent& ev);
-  // The values of a field column in view_.
-  std::vector<const storage::Field*> FieldValues(std::string_view name) const;
-  // The host of view_ for the text line; empty when it has none.
+  // Reads the fields the format shows from the event's document, and its
+  // message (DocumentReader's rule: `message`, else `msg`, else `log`);
+  // none of them if it is not valid JSON, which a stored document always is.
+  void ReadDocument(const storage::StoredEvent& ev);
+  // The values read of extracted name `i` (kMessage... or a column's).
+  const std::vector<storage::FieldExtractor::Value>& Values(std::size_t i) const;
+  // The host read for the text line; empty when it has none.
   std::string Host() const;
 
   const EventFormat format_;
   const std::vector<std::string> columns_;
-  storage::DocumentReader reader_;
-  storage::DocumentView view_;
-  TimeMs cached_second_ = -1;  // AppendTimestamp's cache
+  // What the extractor reads: `message`, `msg` and `log`, then the field
+  // columns' names (or, for text, the host's), each once.
+  std::vector<std::string> names_;
+  std::vector<std::size_t> column_names_;  // per column, its index in names_
+  storage::FieldExtractor extractor_;
+  bool read_ = false;                        // the last ReadDocument read the document
+  std::optional<std::string_view> message_;  // into extractor_, until the next read
+  TimeMs cached_second_ = -1;                // AppendTimestamp's cache
   std::string cached_prefix_;
 };
 
