@@ -1,5 +1,6 @@
 #include "storage/document_reader.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -17,8 +18,9 @@ Status JsonError(simdjson::error_code err) {
 // Walks one document, flattening it into a DocumentView. Not reusable.
 class DocumentReader::Walker {
  public:
-  Walker(const DocumentLimits& limits, const std::vector<std::string>& watched, DocumentView& view)
-      : limits_(limits), watched_(watched), view_(view) {}
+  Walker(const DocumentLimits& limits, const std::vector<std::string>& watched,
+         const std::optional<std::vector<std::string>>& kept, DocumentView& view)
+      : limits_(limits), watched_(watched), kept_(kept), view_(view) {}
 
   Status Object(od::object obj, std::size_t depth) {
     if (depth > limits_.max_depth) return TooDeep();
@@ -29,6 +31,10 @@ class DocumentReader::Walker {
       const std::size_t mark = path_.size();
       if (!path_.empty()) path_.push_back('.');
       path_.append(key);
+      if (!LeadsToWanted()) {
+        path_.resize(mark);
+        continue;  // On Demand skips the value unread
+      }
       od::value v;
       if (auto err = field.value().get(v)) return JsonError(err);
       Status s = Value(v, depth);
@@ -100,6 +106,7 @@ class DocumentReader::Walker {
   }
 
   Status Number(od::value v) {
+    if (path_ != "@timestamp" && !Kept()) return Status::Ok();
     od::number_type nt;
     if (auto err = v.get_number_type().get(nt)) return JsonError(err);
     std::string canonical;
@@ -138,12 +145,35 @@ class DocumentReader::Walker {
   }
 
   Status Add(Field::Type type, std::string_view text, double number) {
+    if (!Kept()) return Status::Ok();
     if (view_.fields.size() >= limits_.max_fields) {
       return Status::InvalidArgument(
           fmt::format("document has more than {} fields", limits_.max_fields));
     }
     view_.fields.push_back(Field{path_, type, std::string(text), number});
     return Status::Ok();
+  }
+
+  // Whether `a` is `b` or a member under it (`host.name` under `host`).
+  static bool AtOrUnder(std::string_view a, std::string_view b) {
+    return a.starts_with(b) && (a.size() == b.size() || a[b.size()] == '.');
+  }
+
+  // Whether path_ is a kept field (DocumentReader::KeepOnlyFields).
+  bool Kept() const {
+    return !kept_ || std::any_of(kept_->begin(), kept_->end(),
+                                 [this](std::string_view k) { return AtOrUnder(path_, k); });
+  }
+
+  // Whether path_ is kept, or holds a kept field or one the message, level
+  // or timestamp is taken from.
+  bool LeadsToWanted() const {
+    if (Kept()) return true;
+    auto holds = [this](std::string_view name) { return AtOrUnder(name, path_); };
+    for (std::string_view name : {"@timestamp", "message", "msg", "log", "level", "log.level"}) {
+      if (holds(name)) return true;
+    }
+    return std::any_of(kept_->begin(), kept_->end(), holds);
   }
 
   void Watch(std::string_view key) {
@@ -159,6 +189,7 @@ class DocumentReader::Walker {
 
   const DocumentLimits& limits_;
   const std::vector<std::string>& watched_;
+  const std::optional<std::vector<std::string>>& kept_;
   DocumentView& view_;
   std::string path_;
 };
@@ -176,7 +207,7 @@ Status DocumentReader::Read(std::string_view json, std::size_t capacity, Documen
     }
     return JsonError(err);
   }
-  Walker walker(limits_, watched_, out);
+  Walker walker(limits_, watched_, kept_, out);
   if (auto s = walker.Object(obj, 1); !s.ok()) return s;
   if (!doc.current_location().error()) {
     return Status::InvalidArgument("invalid JSON: trailing content after the document");
@@ -198,6 +229,10 @@ Status DocumentReader::Read(std::string_view json, std::size_t capacity, Documen
 void DocumentReader::WatchMembers(std::vector<std::string> names) {
   if (names.size() > 32) names.resize(32);
   watched_ = std::move(names);
+}
+
+void DocumentReader::KeepOnlyFields(std::optional<std::vector<std::string>> names) {
+  kept_ = std::move(names);
 }
 
 Status DocumentReader::ReadUnpadded(std::string_view json, DocumentView& out) {

@@ -62,10 +62,19 @@ class DocumentReader {
   // here instead of scanning the text again.
   void WatchMembers(std::vector<std::string> names);
 
+  // From now on DocumentView::fields holds only the fields named here or
+  // under one of them (`host` keeps `host.name`); message, level and
+  // timestamp are found as always. Members that lead to none of these are
+  // skipped unread, and `limits` are not checked on them: this is for
+  // documents checked when stored, read back for a few fields (a query's
+  // row checks). nullopt: every field (the default).
+  void KeepOnlyFields(std::optional<std::vector<std::string>> names);
+
  private:
   class Walker;
   DocumentLimits limits_;
   std::vector<std::string> watched_;
+  std::optional<std::vector<std::string>> kept_;
   simdjson::ondemand::parser parser_;
   std::string padded_;
 };

@@ -205,10 +205,36 @@ bool WildcardMatches(const query::Term& t, const std::vector<PatternPosition>& p
   return false;
 }
 
+// Appends the document fields `node`'s leaves look at (not the message,
+// the index name, the id or the time, which are not document fields).
+void AppendFields(const query::Node& node, std::vector<std::string>& out) {
+  for (const query::Node& child : node.children) AppendFields(child, out);
+  if (node.kind == NodeKind::kMatchAll || !node.children.empty()) return;
+  const std::string& field = node.kind == NodeKind::kRange ? node.range.field : node.term.field;
+  if (query::IsMessageField(field) || field == query::kIndexField || field == query::kIdField ||
+      field == query::kTimestampField) {
+    return;
+  }
+  out.push_back(field);
+}
+
 struct FunctionState {
   DocumentReader reader;
   DocumentView view;
   RowMatcher matcher;
+  std::vector<std::string> fields, scratch;  // what the reader keeps; the next node's
+  bool focused = false;
+
+  // Reads only the fields `node` looks at: a document's other members are
+  // skipped unread (most of a row check's time went to building them).
+  void Focus(const query::Node& node) {
+    scratch.clear();
+    AppendFields(node, scratch);
+    if (focused && scratch == fields) return;
+    fields = scratch;
+    focused = true;
+    reader.KeepOnlyFields(fields);
+  }
 };
 
 // dc_match(source BLOB, idx TEXT, node POINTER)
@@ -219,6 +245,7 @@ void DcMatch(sqlite3_context* ctx, int, sqlite3_value** argv) {
     sqlite3_result_error(ctx, "dc_match: no query node bound", -1);
     return;
   }
+  state->Focus(*node);
   const auto* bytes = static_cast<const char*>(sqlite3_value_blob(argv[0]));
   const auto size = static_cast<std::size_t>(sqlite3_value_bytes(argv[0]));
   if (bytes == nullptr || !state->reader.ReadUnpadded({bytes, size}, state->view).ok()) {
