@@ -77,7 +77,9 @@ class EventFormatter {
   // What the extractor reads: `message`, `msg` and `log`, then the field
   // columns' names (or, for text, the host's), each once.
   std::vector<std::string> names_;
-  std::vector<std::size_t> column_names_;  // per column, its index in names_
+  // Per column, its index in names_ (for the event's own columns, such as
+  // _id or level, which are not read from the document: unused).
+  std::vector<std::size_t> column_names_;
   storage::FieldExtractor extractor_;
   bool read_ = false;                        // the last ReadDocument read the document
   std::optional<std::string_view> message_;  // into extractor_, until the next read

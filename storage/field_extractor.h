@@ -3,7 +3,8 @@
 // value per array element, nulls dropped, numbers in canonical form), without
 // building the whole DocumentView: subtrees that cannot hold a wanted name
 // are skipped unread. Aggregations over many documents use it (a histogram
-// split by a field reads one or two fields of a million documents).
+// split by a field reads one or two fields of a million documents), and
+// so do export's csv, text and column formats (api/event_format.h).
 //
 // Unlike DocumentReader, `message` is a field like any other here (so a
 // histogram can be split by it); `@timestamp` is never extracted.

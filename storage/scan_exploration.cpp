@@ -76,6 +76,7 @@ Result<TermsResult> TopValuesByScan(EventStore& store, const SearchRequest& req,
   EventKey lo = 0, hi = 0;
   if (KeyRange(req, lo, hi) && max_events > 0) {
     DocumentReader reader;
+    reader.KeepOnlyFields(std::vector<std::string>{field});  // the message is read anyway
     DocumentView view;
     auto s = ForEachMatch(store, *req.query, lo, hi, false, req.deadline, max_events,
                           [&](const StoredEvent& ev) {
