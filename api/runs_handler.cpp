@@ -216,6 +216,7 @@ Result<Series> ReadSeries(storage::EventStore& store, const std::string& run,
   // every stored document once more than the loop below, which skips the
   // events without the field anyway.
   storage::DocumentReader reader;
+  reader.KeepOnlyFields(std::vector<std::string>{field, "train.step"});  // all the loop reads
   storage::ScanRequest scan;
   scan.query = &exact;
   scan.lo = KeyAt(from);
