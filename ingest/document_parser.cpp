@@ -20,8 +20,7 @@ std::string_view Trim(std::string_view s) {
 constexpr std::string_view kInsight = "insight";
 
 bool IsInsightName(std::string_view name) {
-  return name.starts_with(kInsight) &&
-         (name.size() == kInsight.size() || name[kInsight.size()] == '.');
+  return storage::IsAtOrUnder(name, kInsight);
 }
 
 // The top-level members the parser asks DocumentReader to watch, as bits of
@@ -221,9 +220,7 @@ bool DocumentParser::HasOwnMember(std::uint32_t member, std::string_view name,
                                   const std::vector<storage::Field>& fields) const {
   if ((members_ & member) != 0) return true;
   for (const auto& f : fields) {
-    if (f.name.starts_with(name) && (f.name.size() == name.size() || f.name[name.size()] == '.')) {
-      return true;
-    }
+    if (storage::IsAtOrUnder(f.name, name)) return true;
   }
   return false;
 }

@@ -154,22 +154,17 @@ class DocumentReader::Walker {
     return Status::Ok();
   }
 
-  // Whether `a` is `b` or a member under it (`host.name` under `host`).
-  static bool AtOrUnder(std::string_view a, std::string_view b) {
-    return a.starts_with(b) && (a.size() == b.size() || a[b.size()] == '.');
-  }
-
   // Whether path_ is a kept field (DocumentReader::KeepOnlyFields).
   bool Kept() const {
     return !kept_ || std::any_of(kept_->begin(), kept_->end(),
-                                 [this](std::string_view k) { return AtOrUnder(path_, k); });
+                                 [this](std::string_view k) { return IsAtOrUnder(path_, k); });
   }
 
   // Whether path_ is kept, or holds a kept field or one the message, level
   // or timestamp is taken from.
   bool LeadsToWanted() const {
     if (Kept()) return true;
-    auto holds = [this](std::string_view name) { return AtOrUnder(name, path_); };
+    auto holds = [this](std::string_view name) { return IsAtOrUnder(name, path_); };
     for (std::string_view name : {"@timestamp", "message", "msg", "log", "level", "log.level"}) {
       if (holds(name)) return true;
     }

@@ -30,6 +30,12 @@ namespace dashcam::storage {
 // A simdjson error as a Status: InvalidArgument, "invalid JSON: <reason>".
 Status JsonError(simdjson::error_code err);
 
+// Whether the dotted field name `name` is `prefix` or a member under it
+// (`host.name` is under `host`; `hostname` is not).
+inline bool IsAtOrUnder(std::string_view name, std::string_view prefix) {
+  return name.starts_with(prefix) && (name.size() == prefix.size() || name[prefix.size()] == '.');
+}
+
 struct DocumentLimits {
   std::size_t max_fields = 1000;  // Default: Elasticsearch's total_fields limit
   std::size_t max_depth = 32;     // nesting of objects and arrays

@@ -41,7 +41,7 @@ bool FieldExtractor::Wanted(std::size_t& exact) const {
     if (n == path_) {
       exact = i;
       any = true;
-    } else if (n.size() > path_.size() && n.starts_with(path_) && n[path_.size()] == '.') {
+    } else if (IsAtOrUnder(n, path_)) {
       any = true;
     }
   }

@@ -92,10 +92,7 @@ bool Exists(const std::string& field, const EventView& ev) {
   if (field == query::kTimestampField || field == query::kIdField) return true;
   if (field == query::kIndexField) return !ev.index.empty();
   for (const Field& f : ev.doc->fields) {
-    if (f.name == field) return true;
-    if (f.name.size() > field.size() && f.name.starts_with(field) && f.name[field.size()] == '.') {
-      return true;
-    }
+    if (IsAtOrUnder(f.name, field)) return true;
   }
   return false;
 }
