@@ -204,7 +204,7 @@ bool WildcardMatches(const query::Term& t, const std::vector<PatternPosition>& p
 
 // Appends the document fields `node`'s leaves look at (not the message,
 // the index name, the id or the time, which are not document fields).
-void AppendFields(const query::Node& node, std::vector<std::string>& out) {
+void AppendFields(const query::Node& node, std::vector<std::string_view>& out) {
   for (const query::Node& child : node.children) AppendFields(child, out);
   if (node.kind == NodeKind::kMatchAll || !node.children.empty()) return;
   const std::string& field = node.kind == NodeKind::kRange ? node.range.field : node.term.field;
@@ -219,16 +219,18 @@ struct FunctionState {
   DocumentReader reader;
   DocumentView view;
   RowMatcher matcher;
-  std::vector<std::string> fields, scratch;  // what the reader keeps; the next node's
+  std::vector<std::string> fields;        // what the reader keeps
+  std::vector<std::string_view> scratch;  // the fields of the node asked about now
   bool focused = false;
 
   // Reads only the fields `node` looks at: a document's other members are
   // skipped unread (most of a row check's time went to building them).
+  // Called for every row, so it allocates only when the fields change.
   void Focus(const query::Node& node) {
     scratch.clear();
     AppendFields(node, scratch);
-    if (focused && scratch == fields) return;
-    fields = scratch;
+    if (focused && std::equal(scratch.begin(), scratch.end(), fields.begin(), fields.end())) return;
+    fields.assign(scratch.begin(), scratch.end());
     focused = true;
     reader.KeepOnlyFields(fields);
   }
