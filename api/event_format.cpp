@@ -34,12 +34,22 @@ bool IsEventColumn(std::string_view c) {
          c == "level";
 }
 
-// The index of `name` in `names`, added at the end if missing.
-std::size_t IndexIn(std::vector<std::string>& names, std::string_view name) {
-  const auto it = std::find(names.begin(), names.end(), name);
-  if (it != names.end()) return static_cast<std::size_t>(it - names.begin());
-  names.emplace_back(name);
-  return names.size() - 1;
+// Appends `name` to `names` unless it is there.
+void AddOnce(std::vector<std::string>& names, std::string_view name) {
+  if (std::find(names.begin(), names.end(), name) == names.end()) names.emplace_back(name);
+}
+
+// What an EventFormatter reads of a document: `message`, `msg` and `log`,
+// then the text line's host fields or the field columns, each once.
+std::vector<std::string> NamesToRead(EventFormat format, const std::vector<std::string>& columns) {
+  std::vector<std::string> names = {"message", "msg", "log"};
+  if (format == EventFormat::kText) {
+    for (std::string_view h : kHostFields) AddOnce(names, h);
+  }
+  for (const std::string& c : columns) {
+    if (!IsEventColumn(c)) AddOnce(names, c);
+  }
+  return names;
 }
 
 // The first string value of `values` (the last when `last`).
@@ -171,19 +181,17 @@ EventFormatter::EventFormatter(EventFormat format, std::vector<std::string> colu
     : format_(format),
       columns_(columns.empty() && format == EventFormat::kCsv ? DefaultCsvColumns()
                                                               : std::move(columns)),
-      names_({"message", "msg", "log"}),
-      extractor_([this] {
-        // Only what the format shows is read: a document's other fields
-        // are skipped unread (export read every field of every line
-        // before, ~40% of its CPU).
-        if (format_ == EventFormat::kText) {
-          for (std::string_view h : kHostFields) IndexIn(names_, h);
-        }
-        for (const std::string& c : columns_) {
-          column_names_.push_back(IsEventColumn(c) ? kMessage : IndexIn(names_, c));
-        }
-        return names_;
-      }()) {}
+      // Only what the format shows is read: a document's other fields are
+      // skipped unread (export read every field of every line before, ~40%
+      // of its CPU).
+      names_(NamesToRead(format_, columns_)),
+      extractor_(names_) {
+  for (const std::string& c : columns_) {
+    const auto at = std::find(names_.begin(), names_.end(), c);
+    column_names_.push_back(IsEventColumn(c) ? kMessage
+                                             : static_cast<std::size_t>(at - names_.begin()));
+  }
+}
 
 std::string EventFormatter::Preamble() const {
   if (format_ != EventFormat::kCsv) return {};
