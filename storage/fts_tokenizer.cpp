@@ -135,7 +135,9 @@ int XTokenize(Fts5Tokenizer* handle, void* ctx, int flags, const char* text, int
   return out.rc();
 }
 
-Result<fts5_api*> GetFts5Api(sqlite3* db) {
+}  // namespace
+
+Result<fts5_api*> Fts5Api(sqlite3* db) {
   sqlite3_stmt* raw = nullptr;
   int rc = sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &raw, nullptr);
   if (rc != SQLITE_OK) return SqliteStatus(rc, db, "fts5 api");
@@ -147,10 +149,8 @@ Result<fts5_api*> GetFts5Api(sqlite3* db) {
   return api;
 }
 
-}  // namespace
-
 Status RegisterFtsTokenizer(sqlite3* db, IndexedTermSink* sink) {
-  auto api = GetFts5Api(db);
+  auto api = Fts5Api(db);
   if (!api.ok()) return api.status();
   static fts5_tokenizer tokenizer{XCreate, XDelete, XTokenize};
   const int rc = (*api)->xCreateTokenizer(*api, kFtsTokenizerName, sink, &tokenizer, nullptr);

@@ -29,4 +29,7 @@ class IndexedTermSink {
 // `sink` (optional) must outlive the connection.
 Status RegisterFtsTokenizer(sqlite3* db, IndexedTermSink* sink = nullptr);
 
+// The connection's FTS5 API, through which tokenizers are registered.
+Result<fts5_api*> Fts5Api(sqlite3* db);
+
 }  // namespace dashcam::storage
