@@ -23,8 +23,9 @@ const std::vector<std::string>& DefaultCsvColumns() {
   return columns;
 }
 
-// Where the extracted names begin: the message's three, then the rest.
-constexpr std::size_t kMessage = 0, kMsg = 1, kLog = 2, kFirstField = 3;
+// Where the extracted names begin: the message's three
+// (storage::kMessageSourceNames), then the rest.
+constexpr std::size_t kMessage = 0, kFirstField = storage::kMessageSourceNames.size();
 // The text line's host, in the order Host() tries them.
 constexpr std::array<std::string_view, 3> kHostFields = {"host.name", "host.hostname", "host"};
 
@@ -42,7 +43,8 @@ void AddOnce(std::vector<std::string>& names, std::string_view name) {
 // What an EventFormatter reads of a document: `message`, `msg` and `log`,
 // then the text line's host fields or the field columns, each once.
 std::vector<std::string> NamesToRead(EventFormat format, const std::vector<std::string>& columns) {
-  std::vector<std::string> names = {"message", "msg", "log"};
+  std::vector<std::string> names(storage::kMessageSourceNames.begin(),
+                                 storage::kMessageSourceNames.end());
   if (format == EventFormat::kText) {
     for (std::string_view h : kHostFields) AddOnce(names, h);
   }
@@ -50,17 +52,6 @@ std::vector<std::string> NamesToRead(EventFormat format, const std::vector<std::
     if (!IsEventColumn(c)) AddOnce(names, c);
   }
   return names;
-}
-
-// The first string value of `values` (the last when `last`).
-std::optional<std::string_view> StringValue(const std::vector<Value>& values, bool last) {
-  std::optional<std::string_view> found;
-  for (const Value& v : values) {
-    if (v.type != storage::Field::Type::kString) continue;
-    found = v.text;
-    if (!last) break;
-  }
-  return found;
 }
 
 std::string_view Trim(std::string_view s) {
@@ -269,11 +260,7 @@ void EventFormatter::ReadDocument(const storage::StoredEvent& ev) {
   read_ = extractor_.Extract(ev.source).ok();
   message_.reset();
   if (!read_) return;
-  // As DocumentReader: the last string `message`, else the first string
-  // `msg`, else the first string `log`.
-  message_ = StringValue(Values(kMessage), /*last=*/true);
-  if (!message_) message_ = StringValue(Values(kMsg), false);
-  if (!message_) message_ = StringValue(Values(kLog), false);
+  message_ = storage::MessageOf(extractor_, kMessage);
 }
 
 const std::vector<Value>& EventFormatter::Values(std::size_t i) const {
@@ -369,7 +356,7 @@ std::string EventFormatter::Host() const {
     std::string joined = Joined(Values(i));
     if (!joined.empty()) return joined;
   }
-  return std::string(StringValue(Values(kFirstField + 2), false).value_or(""));
+  return std::string(storage::StringValue(Values(kFirstField + 2)).value_or(""));
 }
 
 }  // namespace dashcam::api

@@ -6,13 +6,13 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
-#include <simdjson.h>
 
 #include "api/histogram_handler.h"
 #include "api/json_writer.h"
 #include "api/message_template.h"
 #include "api/query_params.h"
 #include "storage/async.h"
+#include "storage/field_extractor.h"
 #include "storage/partition.h"
 
 namespace dashcam::api {
@@ -47,35 +47,22 @@ std::optional<std::string> ReadParam(std::string_view key, std::string_view valu
   return std::nullopt;
 }
 
-// The message of a stored document, as DocumentReader finds it (`message`,
-// else `msg`, else `log`, when a string) without building its fields.
+// Reads a document's message as DocumentReader does (storage::MessageOf),
+// skipping every other member unread.
 class MessageReader {
  public:
   // False when the document has no message.
   bool Read(std::string_view json, std::string& out) {
-    padded_.assign(json);
-    padded_.append(simdjson::SIMDJSON_PADDING, ' ');
-    simdjson::ondemand::document doc;
-    simdjson::ondemand::object obj;
-    if (parser_.iterate(padded_.data(), json.size(), padded_.size()).get(doc) ||
-        doc.get_object().get(obj))
-      return false;
-    int best = 3;  // rank of what `out` holds: 0 message, 1 msg, 2 log, 3 nothing
-    for (auto field : obj) {
-      std::string_view key, value;
-      if (field.unescaped_key().get(key)) break;
-      const int rank = key == "message" ? 0 : key == "msg" ? 1 : key == "log" ? 2 : 3;
-      if (rank >= best || field.value().get_string().get(value)) continue;
-      out.assign(value);
-      best = rank;
-      if (best == 0) break;
-    }
-    return best < 3;
+    if (!extractor_.Extract(json).ok()) return false;
+    const auto message = storage::MessageOf(extractor_, 0);
+    if (!message) return false;
+    out.assign(*message);
+    return true;
   }
 
  private:
-  simdjson::ondemand::parser parser_;
-  std::string padded_;
+  storage::FieldExtractor extractor_{std::vector<std::string>(storage::kMessageSourceNames.begin(),
+                                                              storage::kMessageSourceNames.end())};
 };
 
 // The start of the bucket holding t, and the buckets of [from, to).

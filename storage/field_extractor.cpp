@@ -128,4 +128,21 @@ Status FieldExtractor::Member(od::value v) {
   return Status::Ok();
 }
 
+std::optional<std::string_view> StringValue(const std::vector<FieldExtractor::Value>& values,
+                                            bool last) {
+  std::optional<std::string_view> found;
+  for (const FieldExtractor::Value& v : values) {
+    if (v.type != Field::Type::kString) continue;
+    found = v.text;
+    if (!last) break;
+  }
+  return found;
+}
+
+std::optional<std::string_view> MessageOf(const FieldExtractor& extracted, std::size_t first) {
+  if (auto m = StringValue(extracted.values(first), /*last=*/true)) return m;
+  if (auto m = StringValue(extracted.values(first + 1))) return m;
+  return StringValue(extracted.values(first + 2));
+}
+
 }  // namespace dashcam::storage

@@ -13,7 +13,9 @@
 // the extractor and stay valid until its next Extract.
 #pragma once
 
+#include <array>
 #include <deque>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,5 +54,19 @@ class FieldExtractor {
   std::deque<std::string> number_texts_;  // canonical numbers of this document
   std::vector<std::vector<Value>> values_;
 };
+
+// The first string among `values` (the last when `last`).
+std::optional<std::string_view> StringValue(const std::vector<FieldExtractor::Value>& values,
+                                            bool last = false);
+
+// The names a document's message comes from, in DocumentReader's order of
+// preference. A reader that wants the message extracts these three names
+// next to each other, from index `first`, and asks MessageOf.
+inline constexpr std::array<std::string_view, 3> kMessageSourceNames = {"message", "msg", "log"};
+
+// The message as DocumentReader reads it: the last string `message`, else
+// the first string `msg`, else the first string `log`. REQUIRES: the
+// extractor's names first..first+2 are kMessageSourceNames.
+std::optional<std::string_view> MessageOf(const FieldExtractor& extracted, std::size_t first);
 
 }  // namespace dashcam::storage

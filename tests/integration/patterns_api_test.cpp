@@ -1,8 +1,9 @@
 // GET /api/v1/patterns against the real binary: exact counts per template,
 // series that line up with the buckets and sum to the count, `new` against
 // the previous range, q narrowing, a read key's scope filter, sampling with
-// per-bucket estimates, and 400s for bad parameters. One server (with an
-// auth file) for the suite, fed once with events of known shapes.
+// per-bucket estimates, the message read as search reads it, and 400s for
+// bad parameters. One server (with an auth file) for the suite, fed once with
+// events of known shapes.
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -185,6 +186,29 @@ TEST_F(PatternsApiTest, FirstHalfHasNoPreviousEventsSoEverythingIsNew) {
     EXPECT_TRUE(p.at("new").as_bool()) << tmpl;
     EXPECT_EQ(p.at("count").as_int64(), CountIn(tmpl.c_str(), kT0, kHalf)) << tmpl;
   }
+}
+
+// The message a template is made of is the one search reads (DocumentReader's
+// rule): of a repeated `message` key the last, of an array its last string,
+// else `msg`. Three events of their own, three hours after the corpus.
+TEST_F(PatternsApiTest, MessagesAreReadAsSearchReadsThem) {
+  const TimeMs t = kT0 + 180 * kMin;
+  const std::string body = fmt::format(
+      "{{\"@timestamp\":{0},\"message\":\"draft 1\",\"message\":\"final loss=0.5\"}}\n"
+      "{{\"@timestamp\":{1},\"message\":[\"ignored 1\",\"array end 7\"]}}\n"
+      "{{\"@timestamp\":{2},\"msg\":\"from msg 3\"}}\n",
+      t + 1000, t + 2000, t + 3000);
+  HttpClient c("127.0.0.1", server_->port());
+  auto r = c.Request("POST", "/api/v1/ingest", body, kAdmin);
+  ASSERT_EQ(r.status, 200) << r.body;
+  ASSERT_EQ(json::parse(r.body).at("accepted").as_int64(), 3);
+
+  const auto pats = ByTemplate(Get(Target(t, t + 10 * kMin)));
+  std::map<std::string, std::string> examples;
+  for (const auto& [tmpl, p] : pats) examples[tmpl] = p.at("example").as_string().c_str();
+  EXPECT_EQ(examples, (std::map<std::string, std::string>{{"final loss=<num>", "final loss=0.5"},
+                                                          {"array end <num>", "array end 7"},
+                                                          {"from msg <num>", "from msg 3"}}));
 }
 
 TEST_F(PatternsApiTest, QueryNarrowsAndLimitCuts) {

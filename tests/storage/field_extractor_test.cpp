@@ -65,5 +65,41 @@ TEST(FieldExtractorTest, AgreesWithDocumentReaderOnTrainingLogs) {
   }
 }
 
+// MessageOf is the one copy of DocumentReader's message rule that readers
+// of a few fields use (export's formats, patterns): same answer, including
+// the corners a first-match reader gets wrong.
+TEST(FieldExtractorTest, MessageOfIsDocumentReadersMessage) {
+  std::vector<std::string> documents = {
+      R"({"message":"m","msg":"x","log":"y"})",
+      R"({"msg":"x","log":"y"})",
+      R"({"log":"y"})",
+      R"({"message":"first","n":1,"message":"second"})",  // a repeated key: the last
+      R"({"message":5,"msg":"x"})",                       // a number is no message
+      R"({"message":["a","b"]})",                         // an array: its last string
+      R"({"message":{"text":"t"},"log":"l"})",            // an object is no message
+      R"({"msg":[1,"p","q"],"log":"l"})",                 // msg: the first string
+      R"({"skip":{"message":"no"},"log":{"file":"f"}})",  // nested: none
+      R"({"a":1})",
+  };
+  dashcam::testing::GeneratorOptions opts;
+  opts.seed = 11;
+  dashcam::testing::TrainingLogGenerator gen(opts);
+  for (int i = 0; i < 500; ++i) documents.push_back(gen.Next().json);
+
+  FieldExtractor x(
+      std::vector<std::string>(kMessageSourceNames.begin(), kMessageSourceNames.end()));
+  DocumentReader reader;
+  DocumentView view;
+  for (const std::string& json : documents) {
+    ASSERT_TRUE(reader.ReadUnpadded(json, view).ok()) << json;
+    ASSERT_TRUE(x.Extract(json).ok()) << json;
+    const auto message = MessageOf(x, 0);
+    EXPECT_EQ(message.has_value(), view.message.has_value()) << json;
+    if (message && view.message) {
+      EXPECT_EQ(*message, *view.message) << json;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace dashcam::storage
