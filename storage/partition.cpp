@@ -449,10 +449,22 @@ Result<RecordOutcome> PartitionWriter::WriteOne(const Record& r, EventKey key) {
 
 Status PartitionWriter::Write(std::span<const Record* const> records,
                               std::span<RecordOutcome> outcomes, std::span<EventKey> keys) {
+  if (auto s = Begin(); !s.ok()) return s;
+  if (auto s = Add(records, outcomes, keys); !s.ok()) return s;
+  return Commit();
+}
+
+Status PartitionWriter::Begin() {
   if (auto s = ApplyTestQuota(); !s.ok()) return s;
   if (auto s = db_.Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+  in_transaction_ = true;
   level_second_deltas_.clear();
   group_deltas_.clear();
+  return Status::Ok();
+}
+
+Status PartitionWriter::Add(std::span<const Record* const> records,
+                            std::span<RecordOutcome> outcomes, std::span<EventKey> keys) {
   Status failure = StartCompressing();
   for (std::size_t i = 0; i < records.size() && failure.ok(); ++i) {
     auto key = NextKey(records[i]->ts_ms);
@@ -468,32 +480,44 @@ Status PartitionWriter::Write(std::span<const Record* const> records,
     outcomes[i] = *outcome;
     keys[i] = *outcome == RecordOutcome::kDuplicate ? 0 : *key;
   }
-  if (failure.ok()) failure = StoreVocabulary();
+  if (!failure.ok()) Rollback();
+  return failure;
+}
+
+Status PartitionWriter::Commit() {
+  Status failure = StoreVocabulary();
   if (failure.ok()) failure = FlushLevelCounts();
   if (failure.ok()) failure = FlushGroups();
   if (failure.ok()) failure = FlushNumberRanges();
   if (failure.ok()) failure = db_.Exec("COMMIT");
-  if (failure.ok()) {
-    indexed_.vocab.Committed();
-    indexed_.numbers.Clear();
-    if (dictionary_in_transaction_) {
-      sources_.Committed();
-      PublishDictionary(pending_dictionary_);
-    }
-  }
   if (!failure.ok()) {
-    db_.Exec("ROLLBACK");
-    indexed_.vocab.RolledBack();
-    indexed_.numbers.Clear();
-    if (dictionary_in_transaction_) sources_.Forget();
-    name_ids_.Forget();
-    // Keys handed out in the rolled-back transaction are free again.
-    next_seq_.clear();
-    LoadHighestKey();
+    Rollback();
+    return failure;
+  }
+  in_transaction_ = false;
+  indexed_.vocab.Committed();
+  indexed_.numbers.Clear();
+  if (dictionary_in_transaction_) {
+    sources_.Committed();
+    PublishDictionary(pending_dictionary_);
   }
   dictionary_in_transaction_ = false;
   pending_dictionary_.clear();
-  return failure;
+  return Status::Ok();
+}
+
+void PartitionWriter::Rollback() {
+  db_.Exec("ROLLBACK");
+  in_transaction_ = false;
+  indexed_.vocab.RolledBack();
+  indexed_.numbers.Clear();
+  if (dictionary_in_transaction_) sources_.Forget();
+  name_ids_.Forget();
+  // Keys handed out in the rolled-back transaction are free again.
+  next_seq_.clear();
+  LoadHighestKey();
+  dictionary_in_transaction_ = false;
+  pending_dictionary_.clear();
 }
 
 Status PartitionWriter::FlushLevelCounts() {

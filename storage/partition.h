@@ -144,8 +144,20 @@ class PartitionWriter {
   // Stores `records` (all of this partition's day) in one transaction.
   // outcomes[i] is set for records[i]; keys[i] gets the event key (0 when
   // the record was a duplicate). A non-ok Status means nothing was stored.
+  // Write is Begin, Add and Commit.
   Status Write(std::span<const Record* const> records, std::span<RecordOutcome> outcomes,
                std::span<EventKey> keys);
+
+  // The same transaction in steps, for records that come in several groups:
+  // Begin, Add as often as groups come, then Commit (or Rollback). What Add
+  // sets is final only once Commit returns ok. A failed Add or Commit has
+  // rolled the whole transaction back: nothing of it was stored.
+  Status Begin();
+  Status Add(std::span<const Record* const> records, std::span<RecordOutcome> outcomes,
+             std::span<EventKey> keys);
+  Status Commit();
+  void Rollback();
+  bool in_transaction() const { return in_transaction_; }
 
   // Whether a write transaction can be committed now: writes and deletes a
   // row of a few pages in `meta` and commits (the file's content does not
@@ -180,7 +192,8 @@ class PartitionWriter {
   SourceCompressor sources_;
   SharedDictionaries* shared_dictionaries_ = nullptr;
   std::uint64_t dictionary_id_ = 0;         // as published; 0: none
-  bool dictionary_in_transaction_ = false;  // Write trained and stored one
+  bool in_transaction_ = false;             // between Begin and Commit/Rollback
+  bool dictionary_in_transaction_ = false;  // the transaction trained and stored one
   std::string pending_dictionary_;          // its bytes, published once committed
   // What the tokenizer reports of the transaction being written.
   struct IndexObserver final : IndexedTermSink {
