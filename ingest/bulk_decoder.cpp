@@ -2,6 +2,8 @@
 
 #include "ingest/ndjson_lines.h"
 
+#include <optional>
+
 #include <fmt/format.h>
 
 namespace dashcam::ingest {
@@ -60,14 +62,13 @@ void Fail(BulkItem& item, int status, std::string type, std::string reason) {
   item.error_reason = std::move(reason);
 }
 
-}  // namespace
-
-Result<DecodedBulk> DecodeBulk(std::string_view padded_body, std::size_t body_size,
-                               std::string_view default_index, TimeMs arrival,
-                               const BulkLimits& limits, DocumentParser& parser) {
-  DecodedBulk out;
-  const std::string_view body = padded_body.substr(0, body_size);
-  NdjsonLines lines(body);
+// The first pass: every action line parsed, with its item's source line.
+// A malformed action line fails the whole body before any source is read,
+// so no part of a body that is refused was handed out.
+Result<std::size_t> ReadActions(std::string_view padded_body, std::size_t body_size,
+                                std::string_view default_index, DecodedBulk& out,
+                                std::vector<std::optional<NdjsonLine>>& sources) {
+  NdjsonLines lines(padded_body.substr(0, body_size));
   od::parser action_parser;
   NdjsonLine line;
   while (lines.Next(line)) {
@@ -75,19 +76,41 @@ Result<DecodedBulk> DecodeBulk(std::string_view padded_body, std::size_t body_si
     const std::size_t capacity = padded_body.size() - line.offset;
     if (auto s = ParseAction(line, capacity, action_parser, item); !s.ok()) return s;
     if (item.index.empty()) item.index = std::string(default_index);
+    std::optional<NdjsonLine> source;
     if (item.op == "delete") {
       Fail(item, 400, "illegal_argument_exception",
            "dashcam does not support delete actions: events are immutable");
-      out.items.push_back(std::move(item));
-      continue;
-    }
-    NdjsonLine source;
-    if (!lines.Next(source)) {
+    } else if (NdjsonLine text; lines.Next(text)) {
+      source = text;
+    } else {
       Fail(item, 400, "action_request_validation_exception",
            fmt::format("action on line {} has no source line", line.number));
       out.items.push_back(std::move(item));
+      sources.push_back(std::nullopt);
       break;
     }
+    out.items.push_back(std::move(item));
+    sources.push_back(source);
+  }
+  return out.items.size();
+}
+
+}  // namespace
+
+Result<DecodedBulk> DecodeBulk(std::string_view padded_body, std::size_t body_size,
+                               std::string_view default_index, TimeMs arrival,
+                               const BulkLimits& limits, DocumentParser& parser,
+                               const BulkParts* parts) {
+  DecodedBulk out;
+  std::vector<std::optional<NdjsonLine>> sources;
+  if (auto read = ReadActions(padded_body, body_size, default_index, out, sources); !read.ok()) {
+    return read.status();
+  }
+  std::size_t handed_out = 0;  // records given to parts->emit so far
+  for (std::size_t k = 0; k < out.items.size(); ++k) {
+    BulkItem& item = out.items[k];
+    if (!sources[k] || item.status != 0) continue;
+    const NdjsonLine& source = *sources[k];
     if (item.op == "update") {
       Fail(item, 400, "illegal_argument_exception",
            "dashcam does not support update actions: events are immutable");
@@ -105,11 +128,15 @@ Result<DecodedBulk> DecodeBulk(std::string_view padded_body, std::size_t body_si
         rec->index = item.index;
         rec->doc_id = item.id;
         rec->op = item.op == "index" ? storage::WriteOp::kIndex : storage::WriteOp::kCreate;
-        item.record = out.records.size();
+        item.record = handed_out + out.records.size();
         out.records.push_back(std::move(*rec));
       }
     }
-    out.items.push_back(std::move(item));
+    if (parts != nullptr && out.records.size() >= parts->records) {
+      handed_out += out.records.size();
+      parts->emit(std::move(out.records));
+      out.records.clear();
+    }
   }
   return out;
 }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,11 +40,23 @@ struct BulkLimits {
   std::size_t max_event_bytes = 1u << 20;  // Default: 1 MiB per source line
 };
 
+// Where DecodeBulk hands out records as it goes, when given one: every time
+// `records` of them are decoded, `emit` gets them (moved out). DecodedBulk's
+// `records` then holds only those decoded after the last part, and each
+// item's `record` still counts from the body's first record. Parts are
+// handed out only once every action line has been read, so a body refused
+// for a malformed one has handed out none.
+struct BulkParts {
+  std::size_t records = 0;
+  std::function<void(std::vector<storage::Record>)> emit;
+};
+
 // `body` must be padded for simdjson (PadForParsing); `body_size` is the
 // length of the real content. Errors: InvalidArgument for a malformed action
 // line (naming the line number).
 Result<DecodedBulk> DecodeBulk(std::string_view padded_body, std::size_t body_size,
                                std::string_view default_index, TimeMs arrival,
-                               const BulkLimits& limits, DocumentParser& parser);
+                               const BulkLimits& limits, DocumentParser& parser,
+                               const BulkParts* parts = nullptr);
 
 }  // namespace dashcam::ingest

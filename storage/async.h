@@ -3,11 +3,17 @@
 //                                       worker pool and resumes on the caller's
 //                                       executor with its result;
 //   co_await AsyncAppend(store, records) queues records and resumes once the
-//                                       writer has committed them.
+//                                       writer has committed them;
+//   PartedAppend                        queues one batch in parts from any
+//                                       thread, and co_await Wait() resumes
+//                                       once every part is committed.
 // Neither ever blocks the calling (I/O) thread.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -51,5 +57,105 @@ auto AsyncAppend(EventStore& store, std::vector<Record> records, Token&& token =
       },
       token, std::move(records));
 }
+
+// One batch queued in parts (EventStore::AppendPart) under `stream` (from
+// the store's NewAppendStream, not 0): Send them in order, from whatever
+// thread decodes them, the last with more = false; Wait then gives the
+// batch's result as one AppendResult, the parts' outcomes and ids joined in
+// order. A part refused whole counts as that many failed records; when every
+// part was, the result has no outcomes, as a refused Append's.
+class PartedAppend {
+ public:
+  PartedAppend(EventStore& store, std::uint64_t stream)
+      : store_(store), stream_(stream), state_(std::make_shared<State>()) {}
+
+  void Send(std::vector<Record> records, bool more) {
+    const std::size_t index = parts_++;
+    const std::size_t size = records.size();
+    {
+      std::lock_guard lock(state_->mu);
+      state_->results.emplace_back();
+      state_->sizes.push_back(size);
+      ++state_->outstanding;
+    }
+    store_.AppendPart(
+        std::move(records),
+        [state = state_, index](AppendResult r) {
+          std::function<void()> wake;
+          {
+            std::lock_guard lock(state->mu);
+            state->results[index] = std::move(r);
+            if (--state->outstanding == 0) wake = std::move(state->waiter);
+          }
+          if (wake) wake();
+        },
+        stream_, more);
+  }
+
+  std::size_t parts() const { return parts_; }
+
+  // REQUIRES: the last part was sent.
+  template <class Token = boost::asio::use_awaitable_t<>>
+  auto Wait(Token&& token = {}) {
+    return boost::asio::async_initiate<Token, void(AppendResult)>(
+        [state = state_](auto handler) {
+          using Handler = decltype(handler);
+          auto shared = std::make_shared<Handler>(std::move(handler));
+          auto finish = [state, shared] {
+            auto ex = boost::asio::get_associated_executor(*shared);
+            boost::asio::post(ex, [state, shared] { (*shared)(Joined(*state)); });
+          };
+          std::unique_lock lock(state->mu);
+          if (state->outstanding == 0) {
+            lock.unlock();
+            finish();
+          } else {
+            state->waiter = finish;
+          }
+        },
+        token);
+  }
+
+ private:
+  struct State {
+    std::mutex mu;
+    std::vector<AppendResult> results;  // by part
+    std::vector<std::size_t> sizes;     // records per part
+    std::size_t outstanding = 0;        // parts not reported yet
+    std::function<void()> waiter;       // set by Wait while some are
+  };
+
+  static AppendResult Joined(State& state) {
+    std::lock_guard lock(state.mu);
+    AppendResult all;
+    bool any_taken = false;
+    for (std::size_t i = 0; i < state.results.size(); ++i) {
+      AppendResult& r = state.results[i];
+      const bool refused = r.outcomes.empty() && state.sizes[i] > 0;
+      any_taken = any_taken || (state.sizes[i] > 0 && !refused);
+      if (!r.status.ok() && (all.status.ok() || r.status.code() == StatusCode::kNoSpace)) {
+        all.status = r.status;
+      }
+      if (refused) {
+        all.outcomes.insert(all.outcomes.end(), state.sizes[i], RecordOutcome::kFailed);
+        all.ids.insert(all.ids.end(), state.sizes[i], std::string());
+      } else {
+        all.outcomes.insert(all.outcomes.end(), r.outcomes.begin(), r.outcomes.end());
+        all.ids.insert(all.ids.end(), std::make_move_iterator(r.ids.begin()),
+                       std::make_move_iterator(r.ids.end()));
+      }
+    }
+    if (!any_taken) {
+      all.outcomes.clear();
+      all.ids.clear();
+    }
+    return all;
+  }
+
+  EventStore& store_;
+  const std::uint64_t stream_;
+  std::shared_ptr<State> state_;
+  std::size_t parts_ = 0;  // the sending thread's
+};
 
 }  // namespace dashcam::storage

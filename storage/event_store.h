@@ -119,6 +119,23 @@ class EventStore {
   // Append returns.
   virtual void Append(std::vector<Record> records, AppendCallback done) = 0;
 
+  // A batch queued in parts as it is decoded (a large _bulk body), so that
+  // the store can write the first parts while the rest are decoded. Each part
+  // is reported on its own, as by Append. `stream` (from NewAppendStream)
+  // ties the parts of one batch together; `more` says further parts will
+  // follow, and the last (which may be empty) must say none do. A store may
+  // keep its transaction open for the next part a little while (writer.h).
+  // NewAppendStream returns 0 when the batch should go whole, with one
+  // Append: always for a store that takes batches whole (the default;
+  // ClickHouseStore tells identical events apart by their rank within a
+  // batch), and for SqliteStore while its writer has other batches to write.
+  // Ask once per batch, before decoding it.
+  virtual std::uint64_t NewAppendStream() { return 0; }
+  virtual void AppendPart(std::vector<Record> records, AppendCallback done,
+                          std::uint64_t /*stream*/, bool /*more*/) {
+    Append(std::move(records), std::move(done));
+  }
+
   // Runs a search. Blocks the calling thread (call it from a worker pool,
   // never an I/O thread). Errors: InvalidArgument for a query the backend
   // cannot run, DeadlineExceeded past req.deadline.

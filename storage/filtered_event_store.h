@@ -38,6 +38,11 @@ class FilteredEventStore final : public EventStore {
   query::Node Restrict(const query::Node& query) const;
 
   void Append(std::vector<Record> records, AppendCallback done) override;
+  std::uint64_t NewAppendStream() override { return inner_.NewAppendStream(); }
+  void AppendPart(std::vector<Record> records, AppendCallback done, std::uint64_t stream,
+                  bool more) override {
+    inner_.AppendPart(std::move(records), std::move(done), stream, more);
+  }
   Result<SearchPage> Search(const SearchRequest& req) override;
   Result<std::vector<HistogramBucket>> Histogram(const SearchRequest& req,
                                                  TimeMs interval) override;

@@ -129,9 +129,12 @@ CommitMetrics::CommitMetrics(Metrics* metrics) {
       "dashcam_commit_group_events",
       "Events per commit (SQLite: one transaction per day; ClickHouse: one insert).",
       kBatchSizeBuckets);
-  seconds_ = &metrics->GetHistogram("dashcam_commit_duration_seconds",
-                                    "Wall time of one commit (fsync or the cluster's answer).",
-                                    kLatencySecondsBuckets);
+  seconds_ =
+      &metrics->GetHistogram("dashcam_commit_duration_seconds",
+                             "Wall time of one commit (SQLite: from its first write, parts of a "
+                             "batch waited for included, to the fsync; ClickHouse: the cluster's "
+                             "answer).",
+                             kLatencySecondsBuckets);
   failures_ = &metrics->GetCounter("dashcam_commit_failures_total",
                                    "Commits that failed to store some events.");
 }

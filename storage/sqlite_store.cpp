@@ -785,6 +785,15 @@ void SqliteStore::Append(std::vector<Record> records, AppendCallback done) {
   writer_.Submit(std::move(records), std::move(done));
 }
 
+std::uint64_t SqliteStore::NewAppendStream() {
+  return writer_.NewStream();
+}
+
+void SqliteStore::AppendPart(std::vector<Record> records, AppendCallback done, std::uint64_t stream,
+                             bool more) {
+  writer_.Submit(std::move(records), std::move(done), BatchPart{stream, more});
+}
+
 void SqliteStore::Close() {
   if (compactor_) compactor_->Stop();
   if (retention_) retention_->Stop();

@@ -51,6 +51,9 @@ class SqliteStore final : public EventStore {
   ~SqliteStore() override;
 
   void Append(std::vector<Record> records, AppendCallback done) override;
+  std::uint64_t NewAppendStream() override;
+  void AppendPart(std::vector<Record> records, AppendCallback done, std::uint64_t stream,
+                  bool more) override;
   Result<SearchPage> Search(const SearchRequest& req) override;
   Result<std::vector<HistogramBucket>> Histogram(const SearchRequest& req,
                                                  TimeMs interval) override;

@@ -95,7 +95,7 @@ void Writer::SetCommitObserver(CommitObserver observer) {
   observer_ = std::move(observer);
 }
 
-void Writer::Submit(std::vector<Record> records, EventStore::AppendCallback done) {
+void Writer::Submit(std::vector<Record> records, EventStore::AppendCallback done, BatchPart part) {
   // On the caller's thread: what it compresses, the writer thread need not.
   dictionaries_.Precompress(records);
   Job job;
@@ -117,6 +117,7 @@ void Writer::Submit(std::vector<Record> records, EventStore::AppendCallback done
     if (refusal.ok()) {
       job.records = std::move(records);
       job.done = std::move(done);
+      job.part = part;
       queued_bytes_ += job.bytes;
       queued_events_ += job.records.size();
       queue_.push_back(std::move(job));
@@ -126,6 +127,11 @@ void Writer::Submit(std::vector<Record> records, EventStore::AppendCallback done
     lock.unlock();
     done(AppendResult{refusal, {}, {}});
   }
+}
+
+std::uint64_t Writer::NewStream() {
+  std::lock_guard lock(mu_);
+  return queued_events_ > 0 ? 0 : ++next_stream_;
 }
 
 Status Writer::RunExclusive(std::int64_t day, std::function<void()> task) {
@@ -157,11 +163,14 @@ void Writer::Stop() {
   open_.clear();
 }
 
-bool Writer::TakeWork(std::vector<Job>& group, bool& probe) {
+bool Writer::TakeWork(std::vector<Job>& group, bool& probe,
+                      std::optional<SteadyClock::time_point> until) {
   std::unique_lock lock(mu_);
   while (queue_.empty()) {
     if (stopping_) return false;  // stopping and drained
-    if (!disk_full_) {
+    if (until) {
+      if (cv_.wait_until(lock, *until) == std::cv_status::timeout && queue_.empty()) return true;
+    } else if (!disk_full_) {
       cv_.wait(lock);
     } else if (SteadyClock::now() >= disk_full_->next_probe) {
       probe = true;
@@ -187,14 +196,22 @@ bool Writer::TakeWork(std::vector<Job>& group, bool& probe) {
 }
 
 void Writer::Run() {
+  Transaction tx;
   for (;;) {
     std::vector<Job> group;
     bool probe = false;
-    if (!TakeWork(group, probe)) return;
+    std::optional<SteadyClock::time_point> until;
+    if (WaitsForParts(tx)) until = SteadyClock::now() + options_.part_wait;
+    if (!TakeWork(group, probe, until)) {
+      EndTransaction(tx);
+      return;
+    }
     if (probe) {
       Probe();
       continue;
     }
+    if (group.empty() || group.front().task) EndTransaction(tx);  // no part came in time, or a task
+    if (group.empty()) continue;
     if (group.front().task) {
       CloseWriter(group.front().task_day);
       group.front().task();
@@ -206,38 +223,158 @@ void Writer::Run() {
       if (disk_full_)
         paused = Status::NoSpace("the data disk is full: " + disk_full_->error.message());
     }
-    const auto start = std::chrono::steady_clock::now();
-    Status status;
-    if (paused.ok()) {
-      status = CommitGroup(group);
-    } else {
-      FailGroup(group, paused);  // queued before the pause: no write is tried
-      status = paused;
+    if (!paused.ok()) {
+      // Queued before the pause: no write is tried. (A pause starts only
+      // when a transaction ends, so none is open here.)
+      FailGroup(group, paused);
+      Report(group, paused, 0, /*attempted=*/false);
+      continue;
     }
-    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-    std::size_t bytes = 0, events = 0, stored = 0;
-    for (const Job& job : group) {
-      bytes += job.bytes;
-      events += job.records.size();
-      stored += static_cast<std::size_t>(
-          std::count_if(job.result.outcomes.begin(), job.result.outcomes.end(),
-                        [](RecordOutcome o) { return o != RecordOutcome::kFailed; }));
-    }
-    if (paused.ok()) commits_.Record(events, took.count(), status.ok());
-    committed_rate_.Add(stored);
-    if (paused.ok()) NoteCommitStatus(status);
-    {
-      // Before the callbacks, so that a client that saw its batch
-      // acknowledged also sees it counted and no longer queued.
-      std::lock_guard lock(mu_);
-      committed_events_ += stored;
-      if (paused.ok()) last_commit_ = std::move(status);
-      queued_bytes_ -= bytes;
-      queued_events_ -= events;
-    }
-    if (after_commit_) after_commit_();
-    for (Job& job : group) job.done(std::move(job.result));
+    WriteGroup(tx, group);
+    if (!WaitsForParts(tx)) EndTransaction(tx);
   }
+}
+
+bool Writer::WaitsForParts(const Transaction& tx) const {
+  return !tx.open_streams.empty() && tx.records < options_.max_group_records &&
+         SteadyClock::now() - tx.started < options_.max_transaction_open;
+}
+
+void Writer::WriteGroup(Transaction& tx, std::vector<Job>& group) {
+  std::set<std::int64_t> days;
+  for (const Job& job : group) {
+    for (const Record& r : job.records) days.insert(DayOf(r.ts_ms));
+  }
+  // Each day in the transaction holds a connection open: end it before it
+  // would need more than may be open at once.
+  std::size_t all_days = tx.days.size();
+  for (std::int64_t day : days) all_days += tx.days.contains(day) ? 0 : 1;
+  if (!tx.days.empty() && all_days > options_.max_open_partitions) EndTransaction(tx);
+  if (tx.jobs.empty()) tx.started = SteadyClock::now();
+
+  // Bucket every record by day: (job index in tx, record index).
+  std::map<std::int64_t, std::vector<std::pair<std::size_t, std::size_t>>> by_day;
+  for (Job& job : group) {
+    const std::size_t j = tx.jobs.size();
+    job.result.outcomes.assign(job.records.size(), RecordOutcome::kFailed);
+    job.result.ids.assign(job.records.size(), std::string());
+    for (std::size_t i = 0; i < job.records.size(); ++i) {
+      by_day[DayOf(job.records[i].ts_ms)].emplace_back(j, i);
+    }
+    tx.records += job.records.size();
+    if (job.part.stream != 0 && job.part.more) tx.open_streams.insert(job.part.stream);
+    if (job.part.stream != 0 && !job.part.more) tx.open_streams.erase(job.part.stream);
+    tx.jobs.push_back(std::move(job));
+  }
+  group.clear();
+
+  for (auto& [day, refs] : by_day) {
+    auto rec = [&](const std::pair<std::size_t, std::size_t>& r) -> const Record& {
+      return tx.jobs[r.first].records[r.second];
+    };
+    // Time order, so keys (and FTS5 rowids) grow within the group.
+    std::stable_sort(refs.begin(), refs.end(),
+                     [&](const auto& a, const auto& b) { return rec(a).ts_ms < rec(b).ts_ms; });
+    Transaction::Day& d = tx.days[day];
+    if (d.failed.ok() && d.writer == nullptr) {
+      auto writer = WriterFor(day);
+      d.failed = writer.ok() ? (*writer)->Begin() : writer.status();
+      if (d.failed.ok()) {
+        d.writer = *writer;
+      } else if (writer.ok()) {
+        CloseWriter(day);  // a connection that failed to begin starts afresh
+      }
+    }
+    const std::size_t first = d.refs.size();
+    d.refs.insert(d.refs.end(), refs.begin(), refs.end());
+    d.outcomes.resize(d.refs.size(), RecordOutcome::kFailed);
+    d.keys.resize(d.refs.size(), 0);
+    if (!d.failed.ok()) continue;
+    std::vector<const Record*> records;
+    records.reserve(refs.size());
+    for (const auto& r : refs) records.push_back(&rec(r));
+    d.failed = d.writer->Add(records, std::span(d.outcomes).subspan(first),
+                             std::span(d.keys).subspan(first));
+    if (!d.failed.ok()) {
+      // The day's transaction rolled back; a fresh connection clears
+      // whatever state the failed one kept (an I/O error can leave it
+      // unusable).
+      d.writer = nullptr;
+      CloseWriter(day);
+    }
+  }
+}
+
+void Writer::EndTransaction(Transaction& tx) {
+  if (tx.jobs.empty()) return;
+  if (options_.test_commit_delay_ms > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(options_.test_commit_delay_ms));
+  }
+  Status first_failure;
+  std::vector<std::int64_t> written;
+  for (auto& [day, d] : tx.days) {
+    written.push_back(day);
+    Status s = d.failed;
+    if (s.ok()) s = d.writer->Commit();
+    if (!s.ok()) {
+      if (d.writer != nullptr) CloseWriter(day);
+      DayFailed(day, s, tx);
+    } else {
+      for (std::size_t k = 0; k < d.refs.size(); ++k) {
+        const auto [j, i] = d.refs[k];
+        AppendResult& res = tx.jobs[j].result;
+        res.outcomes[i] = d.outcomes[k];
+        const Record& r = tx.jobs[j].records[i];
+        res.ids[i] = !r.doc_id.empty() ? r.doc_id : FormatEventKey(d.keys[k]);
+      }
+      NotifyCommitted(day, d.keys);
+    }
+    // A full disk wins: it is what pauses ingestion (NoteCommitStatus).
+    if (first_failure.ok() || s.code() == StatusCode::kNoSpace) first_failure = std::move(s);
+  }
+  CloseIdle(written);
+  // A group of more days than that keeps them all open till here.
+  while (open_.size() > options_.max_open_partitions) CloseWriter(open_order_.front());
+  const std::chrono::duration<double> took = SteadyClock::now() - tx.started;
+  std::vector<Job> jobs = std::move(tx.jobs);
+  tx = Transaction{};
+  Report(jobs, first_failure, took.count(), /*attempted=*/true);
+}
+
+void Writer::DayFailed(std::int64_t day, const Status& status, Transaction& tx) {
+  if (status.code() == StatusCode::kNoSpace) {
+    no_space_day_ = day;  // logged once, as disk_full, by NoteCommitStatus
+  } else {
+    log_.Error("commit_failed", {{"partition", FormatDay(day)}, {"error", status.ToString()}});
+  }
+  for (const auto& [j, i] : tx.days[day].refs) {
+    if (tx.jobs[j].result.status.ok()) tx.jobs[j].result.status = status;
+  }
+}
+
+void Writer::Report(std::vector<Job>& jobs, const Status& status, double seconds, bool attempted) {
+  std::size_t bytes = 0, events = 0, stored = 0;
+  for (const Job& job : jobs) {
+    bytes += job.bytes;
+    events += job.records.size();
+    stored += static_cast<std::size_t>(
+        std::count_if(job.result.outcomes.begin(), job.result.outcomes.end(),
+                      [](RecordOutcome o) { return o != RecordOutcome::kFailed; }));
+  }
+  if (attempted) commits_.Record(events, seconds, status.ok());
+  committed_rate_.Add(stored);
+  if (attempted) NoteCommitStatus(status);
+  {
+    // Before the callbacks, so that a client that saw its batch
+    // acknowledged also sees it counted and no longer queued.
+    std::lock_guard lock(mu_);
+    committed_events_ += stored;
+    if (attempted) last_commit_ = status;
+    queued_bytes_ -= bytes;
+    queued_events_ -= events;
+  }
+  if (after_commit_) after_commit_();
+  for (Job& job : jobs) job.done(std::move(job.result));
 }
 
 void Writer::FailGroup(std::vector<Job>& group, const Status& status) {
@@ -317,32 +454,6 @@ void Writer::Probe() {
   }
 }
 
-Status Writer::CommitGroup(std::vector<Job>& group) {
-  // Bucket every record by day: (job index, record index).
-  std::map<std::int64_t, std::vector<std::pair<std::size_t, std::size_t>>> by_day;
-  for (std::size_t j = 0; j < group.size(); ++j) {
-    Job& job = group[j];
-    job.result.outcomes.assign(job.records.size(), RecordOutcome::kFailed);
-    job.result.ids.assign(job.records.size(), std::string());
-    for (std::size_t i = 0; i < job.records.size(); ++i) {
-      by_day[DayOf(job.records[i].ts_ms)].emplace_back(j, i);
-    }
-  }
-  if (options_.test_commit_delay_ms > 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(options_.test_commit_delay_ms));
-  }
-  Status first_failure;
-  for (auto& [day, refs] : by_day) {
-    Status s = CommitDay(day, group, refs);
-    // A full disk wins: it is what pauses ingestion (NoteCommitStatus).
-    if (first_failure.ok() || s.code() == StatusCode::kNoSpace) first_failure = std::move(s);
-  }
-  std::vector<std::int64_t> written;
-  for (const auto& entry : by_day) written.push_back(entry.first);
-  CloseIdle(written);
-  return first_failure;
-}
-
 // A partition that the last kIdleGroups group commits did not write is
 // closed: its WAL file is cut back first (PartitionWriter::ReleaseCacheAndWal,
 // without waiting for readers), then the connection goes, and with it the
@@ -364,51 +475,6 @@ void Writer::CloseIdle(const std::vector<std::int64_t>& written_days) {
     }
   }
   for (std::int64_t day : idle) CloseWriter(day);
-}
-
-Status Writer::CommitDay(std::int64_t day, std::vector<Job>& group,
-                         std::vector<std::pair<std::size_t, std::size_t>>& refs) {
-  auto rec = [&](const std::pair<std::size_t, std::size_t>& r) -> const Record& {
-    return group[r.first].records[r.second];
-  };
-  // Time order, so keys (and FTS5 rowids) grow within the transaction.
-  std::stable_sort(refs.begin(), refs.end(),
-                   [&](const auto& a, const auto& b) { return rec(a).ts_ms < rec(b).ts_ms; });
-  std::vector<const Record*> records;
-  records.reserve(refs.size());
-  for (const auto& r : refs) records.push_back(&rec(r));
-  std::vector<RecordOutcome> outcomes(refs.size(), RecordOutcome::kFailed);
-  std::vector<EventKey> keys(refs.size(), 0);
-
-  Status status;
-  auto writer = WriterFor(day);
-  if (!writer.ok())
-    status = writer.status();
-  else
-    status = (*writer)->Write(records, outcomes, keys);
-
-  if (!status.ok()) {
-    // The transaction rolled back; a fresh connection clears whatever state
-    // the failed one kept (an I/O error can leave it unusable).
-    if (writer.ok()) CloseWriter(day);
-    if (status.code() == StatusCode::kNoSpace) {
-      no_space_day_ = day;  // logged once, as disk_full, by NoteCommitStatus
-    } else {
-      log_.Error("commit_failed", {{"partition", FormatDay(day)}, {"error", status.ToString()}});
-    }
-    for (const auto& r : refs) {
-      if (group[r.first].result.status.ok()) group[r.first].result.status = status;
-    }
-    return status;
-  }
-  for (std::size_t k = 0; k < refs.size(); ++k) {
-    AppendResult& res = group[refs[k].first].result;
-    res.outcomes[refs[k].second] = outcomes[k];
-    const Record& r = rec(refs[k]);
-    res.ids[refs[k].second] = !r.doc_id.empty() ? r.doc_id : FormatEventKey(keys[k]);
-  }
-  NotifyCommitted(day, keys);
-  return Status::Ok();
 }
 
 void Writer::NotifyCommitted(std::int64_t day, const std::vector<EventKey>& keys) {
@@ -435,9 +501,17 @@ Result<PartitionWriter*> Writer::WriterFor(std::int64_t day) {
   auto it = open_.find(day);
   if (it != open_.end()) return it->second.writer.get();
   if (open_.size() >= options_.max_open_partitions) {
-    // Close the least recently opened partition; today's is reopened cheaply.
-    open_.erase(open_order_.front());
-    open_order_.pop_front();
+    // Close the least recently opened partition not in a transaction;
+    // today's is reopened cheaply. (WriteGroup keeps a transaction's days
+    // within the limit, so there is one, unless a single group holds more
+    // days: then all stay open till EndTransaction closes the extra.)
+    const auto victim = std::find_if(open_order_.begin(), open_order_.end(), [&](std::int64_t d) {
+      return !open_.at(d).writer->in_transaction();
+    });
+    if (victim != open_order_.end()) {
+      open_.erase(*victim);
+      open_order_.erase(victim);
+    }
   }
   const std::string path = partitions_.PathFor(day);
   std::error_code ec;

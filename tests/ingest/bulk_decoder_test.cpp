@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace dashcam::ingest {
@@ -146,6 +147,61 @@ TEST(BulkDecoderTest, MalformedActionFailsTheWholeRequest) {
               std::string::npos)
         << r.status().message();
   }
+}
+
+// Decoded in parts: every `records` records go out as they are decoded, in
+// order, and item.record still counts from the body's first record.
+TEST(BulkDecoderTest, PartsGoOutAsTheyAreDecoded) {
+  std::string body;
+  for (int i = 0; i < 10; ++i) {
+    body += i == 4 ? R"({"delete":{"_id":"d"}})"
+                     "\n"
+                   : fmt::format(R"({{"create":{{"_id":"e{}"}}}})"
+                                 "\n",
+                                 i);
+    if (i == 4) continue;
+    body += i == 6 ? std::string("{bad\n")
+                   : fmt::format(R"({{"message":"m{}"}})"
+                                 "\n",
+                                 i);
+  }
+  std::vector<std::vector<std::string>> parts;
+  const BulkParts sink{3, [&](std::vector<storage::Record> records) {
+                         parts.emplace_back();
+                         for (const auto& r : records) parts.back().push_back(r.doc_id);
+                       }};
+  DocumentParser parser;
+  const std::string padded = PadForParsing(body);
+  auto d = DecodeBulk(padded, body.size(), "idx", kBulkArrival, {}, parser, &sink);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  // e4 is a delete and e6 a bad source: 8 records, 3 + 3 handed out, 2 left.
+  EXPECT_EQ(parts, (std::vector<std::vector<std::string>>{{"e0", "e1", "e2"}, {"e3", "e5", "e7"}}));
+  ASSERT_EQ(d->records.size(), 2u);
+  EXPECT_EQ(d->records[0].doc_id, "e8");
+  ASSERT_EQ(d->items.size(), 10u);
+  EXPECT_EQ(d->items[5].record, 4u);  // e5: the fifth record
+  EXPECT_EQ(d->items[6].record, kNoRecord);
+  EXPECT_EQ(d->items[6].status, 400);
+  EXPECT_EQ(d->items[9].record, 7u);
+}
+
+// A malformed action line anywhere refuses the body before any part goes out:
+// nothing of a refused request may be stored.
+TEST(BulkDecoderTest, NoPartGoesOutOfABodyWithAMalformedActionLine) {
+  std::string body;
+  for (int i = 0; i < 10; ++i)
+    body += R"({"create":{}})"
+            "\n"
+            R"({"message":"m"})"
+            "\n";
+  body += "{nope\n";
+  int parts = 0;
+  const BulkParts sink{2, [&](std::vector<storage::Record>) { ++parts; }};
+  DocumentParser parser;
+  const std::string padded = PadForParsing(body);
+  auto d = DecodeBulk(padded, body.size(), "idx", kBulkArrival, {}, parser, &sink);
+  EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(parts, 0);
 }
 
 TEST(BulkDecoderTest, ActionWithoutSourceAtTheEnd) {

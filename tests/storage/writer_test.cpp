@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <limits>
 #include <random>
@@ -19,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "storage/fts_tokenizer.h"
+#include "storage/metrics.h"
 #include "storage/source_codec.h"
 #include "storage/sqlite_db.h"
 #include "storage/time_format.h"
@@ -80,14 +82,36 @@ class WriterDiskFullTest : public ::testing::Test {
     if (writer_) writer_->Stop();
   }
 
-  void StartWriter(std::chrono::milliseconds probe_interval, std::uint64_t resume_free_bytes = 0) {
+  void StartWriter(std::chrono::milliseconds probe_interval, std::uint64_t resume_free_bytes = 0,
+                   const std::function<void(WriterOptions&)>& tweak = {}) {
     WriterOptions o;
     o.disk_full_resume_free_bytes = resume_free_bytes;
     o.partition.sync = SyncMode::kNormal;
     o.partition.test_quota_file = QuotaPath();
     o.disk_full_probe_interval = probe_interval;
+    o.metrics = &metrics_;
+    if (tweak) tweak(o);
     writer_ = std::make_unique<Writer>(parts_, o, log_);
     writer_->Start();
+  }
+
+  // Commits so far (transactions that ended, each counted once).
+  std::uint64_t Commits() const {
+    const std::string text = metrics_.Render();
+    const std::string name = "dashcam_commit_group_events_count ";
+    const auto at = text.find(name);
+    return at == std::string::npos ? 0 : std::stoull(text.substr(at + name.size()));
+  }
+
+  // Queues one part of a stream; its result arrives in the returned future.
+  std::future<AppendResult> SubmitPart(std::vector<Record> records, std::uint64_t stream,
+                                       bool more) {
+    auto done = std::make_shared<std::promise<AppendResult>>();
+    auto result = done->get_future();
+    writer_->Submit(
+        std::move(records), [done](AppendResult r) { done->set_value(std::move(r)); },
+        BatchPart{stream, more});
+    return result;
   }
 
   std::string QuotaPath() const { return dir_.path() + "/quota"; }
@@ -139,6 +163,7 @@ class WriterDiskFullTest : public ::testing::Test {
   testing::TempDir dir_;
   PartitionSet parts_{dir_.path() + "/data"};
   Log log_ = Log::Null();
+  Metrics metrics_;
   std::unique_ptr<Writer> writer_;
   std::mt19937_64 rng_{42};
 };
@@ -177,6 +202,93 @@ TEST_F(WriterIdleDayTest, AClosedDayReopensForALateEvent) {
   for (const char* name : {"early-0", "early-5", "early-9", "late-0", "late-2"}) {
     EXPECT_TRUE(day.sources.contains(name)) << name;
   }
+}
+
+// A batch queued in parts is written part by part into one transaction,
+// which waits for the stream's next part and commits once the last is in;
+// no part is reported before then.
+TEST_F(WriterIdleDayTest, PartsOfABatchShareOneCommit) {
+  StartWriter(100ms, 0, [](WriterOptions& o) {
+    o.part_wait = 10s;
+    o.max_transaction_open = 60s;
+  });
+  const std::uint64_t stream = writer_->NewStream();
+  auto first = SubmitPart(Batch("p1", 30), stream, true);
+  EXPECT_EQ(first.wait_for(300ms), std::future_status::timeout) << "reported before the last part";
+  auto second = SubmitPart(Batch("p2", 30, kWriterT0 + 100), stream, true);
+  auto last = SubmitPart(Batch("p3", 30, kWriterT0 + 200), stream, false);
+  for (auto* f : {&first, &second, &last}) {
+    const AppendResult r = f->get();
+    ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+    ASSERT_EQ(r.outcomes.size(), 30u);
+    for (RecordOutcome o : r.outcomes) EXPECT_EQ(o, RecordOutcome::kCreated);
+  }
+  EXPECT_EQ(Commits(), 1u);
+  writer_->Stop();
+  const FileContents day = ReadFile(parts_.PathFor(kWriterDay));
+  EXPECT_EQ(day.integrity, "ok");
+  EXPECT_EQ(day.events, 90);
+  EXPECT_EQ(day.level_counted, 90);
+}
+
+// Parts pay only while the writer would wait for them: with a batch queued
+// or being written, a new batch is better queued whole (NewStream 0).
+TEST_F(WriterIdleDayTest, NoStreamWhileTheWriterHasOtherWork) {
+  StartWriter(100ms, 0, [](WriterOptions& o) { o.test_commit_delay_ms = 300; });
+  EXPECT_NE(writer_->NewStream(), 0u);
+  std::promise<AppendResult> done;
+  writer_->Submit(Batch("busy", 5), [&](AppendResult r) { done.set_value(std::move(r)); });
+  EXPECT_EQ(writer_->NewStream(), 0u);
+  EXPECT_TRUE(done.get_future().get().status.ok());
+  EXPECT_NE(writer_->NewStream(), 0u);
+}
+
+// A stream whose last part never comes costs its transaction one part_wait;
+// a transaction of max_group_records does not wait at all.
+TEST_F(WriterIdleDayTest, TransactionsWaitForPartsOnlyBrieflyAndUnderTheGroupLimit) {
+  StartWriter(100ms, 0, [](WriterOptions& o) {
+    o.part_wait = 200ms;
+    o.max_group_records = 50;
+  });
+  auto open = SubmitPart(Batch("open", 10), writer_->NewStream(), true);
+  ASSERT_EQ(open.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(open.get().status.ok());
+
+  StartWriter(100ms, 0, [](WriterOptions& o) {
+    o.part_wait = 60s;
+    o.max_transaction_open = 60s;
+    o.max_group_records = 50;
+  });
+  auto big = SubmitPart(Batch("big", 60, kWriterT0 + 1000), writer_->NewStream(), true);
+  ASSERT_EQ(big.wait_for(10s), std::future_status::ready) << "waited for a part it did not need";
+  EXPECT_TRUE(big.get().status.ok());
+  writer_->Stop();
+  const FileContents day = ReadFile(parts_.PathFor(kWriterDay));
+  EXPECT_EQ(day.events, 70);
+}
+
+// A part that cannot be stored takes back the parts written before it in the
+// same transaction: none of them is reported stored, and none is in the file.
+TEST_F(WriterDiskFullTest, APartThatFailsFailsTheEarlierPartsOfItsTransaction) {
+  StartWriter(100ms, 0, [](WriterOptions& o) {
+    o.part_wait = 10s;
+    o.max_transaction_open = 60s;
+  });
+  ASSERT_TRUE(Append(Batch("before", 2)).status.ok());
+  const std::uint64_t stream = writer_->NewStream();
+  auto small = SubmitPart(Batch("small", 2, kWriterT0 + 100), stream, true);
+  std::this_thread::sleep_for(100ms);  // written into the open transaction by now
+  auto large = SubmitPart(Batch("large", 400, kWriterT0 + 200), stream, false);
+  for (auto* f : {&small, &large}) {
+    const AppendResult r = f->get();
+    EXPECT_EQ(r.status.code(), StatusCode::kNoSpace) << r.status.ToString();
+    for (RecordOutcome o : r.outcomes) EXPECT_EQ(o, RecordOutcome::kFailed);
+  }
+  writer_->Stop();
+  const FileContents day = ReadFile(parts_.PathFor(kWriterDay));
+  EXPECT_EQ(day.integrity, "ok");
+  EXPECT_EQ(day.sources, (std::set<std::string>{"before-0", "before-1"}));
+  EXPECT_EQ(day.level_counted, 2);
 }
 
 TEST_F(WriterDiskFullTest, FullDiskRollsBackPausesAndResumesByItself) {
