@@ -241,26 +241,27 @@ bool Writer::WaitsForParts(const Transaction& tx) const {
 }
 
 void Writer::WriteGroup(Transaction& tx, std::vector<Job>& group) {
-  std::set<std::int64_t> days;
-  for (const Job& job : group) {
-    for (const Record& r : job.records) days.insert(DayOf(r.ts_ms));
+  // Bucket every record by day: (job index in group, record index).
+  std::map<std::int64_t, std::vector<std::pair<std::size_t, std::size_t>>> by_day;
+  for (std::size_t j = 0; j < group.size(); ++j) {
+    for (std::size_t i = 0; i < group[j].records.size(); ++i) {
+      by_day[DayOf(group[j].records[i].ts_ms)].emplace_back(j, i);
+    }
   }
   // Each day in the transaction holds a connection open: end it before it
   // would need more than may be open at once.
   std::size_t all_days = tx.days.size();
-  for (std::int64_t day : days) all_days += tx.days.contains(day) ? 0 : 1;
+  for (const auto& entry : by_day) all_days += tx.days.contains(entry.first) ? 0 : 1;
   if (!tx.days.empty() && all_days > options_.max_open_partitions) EndTransaction(tx);
   if (tx.jobs.empty()) tx.started = SteadyClock::now();
 
-  // Bucket every record by day: (job index in tx, record index).
-  std::map<std::int64_t, std::vector<std::pair<std::size_t, std::size_t>>> by_day;
+  const std::size_t base = tx.jobs.size();  // the group's jobs go after tx's
+  for (auto& entry : by_day) {
+    for (auto& ref : entry.second) ref.first += base;
+  }
   for (Job& job : group) {
-    const std::size_t j = tx.jobs.size();
     job.result.outcomes.assign(job.records.size(), RecordOutcome::kFailed);
     job.result.ids.assign(job.records.size(), std::string());
-    for (std::size_t i = 0; i < job.records.size(); ++i) {
-      by_day[DayOf(job.records[i].ts_ms)].emplace_back(j, i);
-    }
     tx.records += job.records.size();
     if (job.part.stream != 0 && job.part.more) tx.open_streams.insert(job.part.stream);
     if (job.part.stream != 0 && !job.part.more) tx.open_streams.erase(job.part.stream);
@@ -268,40 +269,42 @@ void Writer::WriteGroup(Transaction& tx, std::vector<Job>& group) {
   }
   group.clear();
 
-  for (auto& [day, refs] : by_day) {
-    auto rec = [&](const std::pair<std::size_t, std::size_t>& r) -> const Record& {
-      return tx.jobs[r.first].records[r.second];
-    };
-    // Time order, so keys (and FTS5 rowids) grow within the group.
-    std::stable_sort(refs.begin(), refs.end(),
-                     [&](const auto& a, const auto& b) { return rec(a).ts_ms < rec(b).ts_ms; });
-    Transaction::Day& d = tx.days[day];
-    if (d.failed.ok() && d.writer == nullptr) {
-      auto writer = WriterFor(day);
-      d.failed = writer.ok() ? (*writer)->Begin() : writer.status();
-      if (d.failed.ok()) {
-        d.writer = *writer;
-      } else if (writer.ok()) {
-        CloseWriter(day);  // a connection that failed to begin starts afresh
-      }
+  for (auto& [day, refs] : by_day) WriteDay(tx, day, refs);
+}
+
+void Writer::WriteDay(Transaction& tx, std::int64_t day,
+                      std::vector<std::pair<std::size_t, std::size_t>>& refs) {
+  auto rec = [&](const std::pair<std::size_t, std::size_t>& r) -> const Record& {
+    return tx.jobs[r.first].records[r.second];
+  };
+  // Time order, so keys (and FTS5 rowids) grow within the group.
+  std::stable_sort(refs.begin(), refs.end(),
+                   [&](const auto& a, const auto& b) { return rec(a).ts_ms < rec(b).ts_ms; });
+  Transaction::Day& d = tx.days[day];
+  if (d.failed.ok() && d.writer == nullptr) {
+    auto writer = WriterFor(day);
+    d.failed = writer.ok() ? (*writer)->Begin() : writer.status();
+    if (d.failed.ok()) {
+      d.writer = *writer;
+    } else if (writer.ok()) {
+      CloseWriter(day);  // a connection that failed to begin starts afresh
     }
-    const std::size_t first = d.refs.size();
-    d.refs.insert(d.refs.end(), refs.begin(), refs.end());
-    d.outcomes.resize(d.refs.size(), RecordOutcome::kFailed);
-    d.keys.resize(d.refs.size(), 0);
-    if (!d.failed.ok()) continue;
-    std::vector<const Record*> records;
-    records.reserve(refs.size());
-    for (const auto& r : refs) records.push_back(&rec(r));
-    d.failed = d.writer->Add(records, std::span(d.outcomes).subspan(first),
-                             std::span(d.keys).subspan(first));
-    if (!d.failed.ok()) {
-      // The day's transaction rolled back; a fresh connection clears
-      // whatever state the failed one kept (an I/O error can leave it
-      // unusable).
-      d.writer = nullptr;
-      CloseWriter(day);
-    }
+  }
+  const std::size_t first = d.refs.size();
+  d.refs.insert(d.refs.end(), refs.begin(), refs.end());
+  d.outcomes.resize(d.refs.size(), RecordOutcome::kFailed);
+  d.keys.resize(d.refs.size(), 0);
+  if (!d.failed.ok()) return;
+  std::vector<const Record*> records;
+  records.reserve(refs.size());
+  for (const auto& r : refs) records.push_back(&rec(r));
+  d.failed = d.writer->Add(records, std::span(d.outcomes).subspan(first),
+                           std::span(d.keys).subspan(first));
+  if (!d.failed.ok()) {
+    // The day's transaction rolled back; a fresh connection clears whatever
+    // state the failed one kept (an I/O error can leave it unusable).
+    d.writer = nullptr;
+    CloseWriter(day);
   }
 }
 

@@ -181,6 +181,10 @@ class Writer {
   // Writes `group` into the open transactions (beginning them as needed);
   // the jobs move into `tx`.
   void WriteGroup(Transaction& tx, std::vector<Job>& group);
+  // Writes the records `refs` names (job in tx, record) into `day`'s
+  // transaction, unless it failed already.
+  void WriteDay(Transaction& tx, std::int64_t day,
+                std::vector<std::pair<std::size_t, std::size_t>>& refs);
   // Whether `tx` should stay open for a stream's next part.
   bool WaitsForParts(const Transaction& tx) const;
   // Commits the open transactions and reports their jobs; `tx` is empty after.

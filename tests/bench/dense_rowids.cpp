@@ -37,6 +37,7 @@
 
 #include "storage/ascii.h"
 #include "storage/attrs_codec.h"
+#include "storage/fts_query_compiler.h"
 #include "storage/fts_tokenizer.h"
 #include "storage/sqlite_db.h"
 
@@ -197,9 +198,7 @@ std::string Quoted(std::string_view term, bool replay) {
   } else {
     text = dashcam::storage::EncodeRawTerm(term);
   }
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
+  return dashcam::storage::QuoteFtsString(text);
 }
 
 std::string Lower(std::string_view s) {
