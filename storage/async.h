@@ -43,17 +43,23 @@ auto RunBlocking(boost::asio::any_io_executor workers, Fn fn)
   co_return co_await boost::asio::co_spawn(workers, task, boost::asio::use_awaitable);
 }
 
+// A completion handler (from async_initiate) as a copyable callback that
+// may run on any thread: it hands the result to the handler on the
+// handler's own executor.
+template <class Handler>
+auto ResumeWith(Handler handler) {
+  auto shared = std::make_shared<Handler>(std::move(handler));
+  return [shared](AppendResult result) {
+    auto ex = boost::asio::get_associated_executor(*shared);
+    boost::asio::post(ex, [shared, r = std::move(result)]() mutable { (*shared)(std::move(r)); });
+  };
+}
+
 template <class Token = boost::asio::use_awaitable_t<>>
 auto AsyncAppend(EventStore& store, std::vector<Record> records, Token&& token = {}) {
   return boost::asio::async_initiate<Token, void(AppendResult)>(
       [&store](auto handler, std::vector<Record> recs) {
-        using Handler = decltype(handler);
-        auto shared = std::make_shared<Handler>(std::move(handler));
-        store.Append(std::move(recs), [shared](AppendResult result) {
-          auto ex = boost::asio::get_associated_executor(*shared);
-          boost::asio::post(ex,
-                            [shared, r = std::move(result)]() mutable { (*shared)(std::move(r)); });
-        });
+        store.Append(std::move(recs), ResumeWith(std::move(handler)));
       },
       token, std::move(records));
 }
@@ -99,11 +105,8 @@ class PartedAppend {
   auto Wait(Token&& token = {}) {
     return boost::asio::async_initiate<Token, void(AppendResult)>(
         [state = state_](auto handler) {
-          using Handler = decltype(handler);
-          auto shared = std::make_shared<Handler>(std::move(handler));
-          auto finish = [state, shared] {
-            auto ex = boost::asio::get_associated_executor(*shared);
-            boost::asio::post(ex, [state, shared] { (*shared)(Joined(*state)); });
+          auto finish = [state, resume = ResumeWith(std::move(handler))] {
+            resume(Joined(*state));
           };
           std::unique_lock lock(state->mu);
           if (state->outstanding == 0) {
