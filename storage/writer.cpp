@@ -236,7 +236,7 @@ void Writer::Run() {
 }
 
 bool Writer::WaitsForParts(const Transaction& tx) const {
-  return !tx.open_streams.empty() && tx.records < options_.max_group_records &&
+  return !tx.open_streams.empty() && !tx.has_whole && tx.records < options_.max_group_records &&
          SteadyClock::now() - tx.started < options_.max_transaction_open;
 }
 
@@ -265,6 +265,7 @@ void Writer::WriteGroup(Transaction& tx, std::vector<Job>& group) {
     tx.records += job.records.size();
     if (job.part.stream != 0 && job.part.more) tx.open_streams.insert(job.part.stream);
     if (job.part.stream != 0 && !job.part.more) tx.open_streams.erase(job.part.stream);
+    if (job.part.stream == 0) tx.has_whole = true;
     tx.jobs.push_back(std::move(job));
   }
   group.clear();

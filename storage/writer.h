@@ -11,7 +11,9 @@
 // writing overlap while the batch still costs one commit: a commit per part
 // measured slower, as FTS5 writes a segment per transaction. Every part is
 // reported on its own, once its transaction ends. Parts pay only while the
-// writer would otherwise wait for that client: NewStream says when.
+// writer would otherwise wait for that client: NewStream says when, and a
+// transaction that also holds a batch queued whole does not wait (that
+// batch's client would wait with it).
 //
 // Memory is bounded: a batch that would push the queued bytes over
 // `max_queue_bytes` is refused at once with Overloaded.
@@ -154,6 +156,7 @@ class Writer {
     std::vector<Job> jobs;
     std::map<std::int64_t, Day> days;
     std::set<std::uint64_t> open_streams;  // a part is in, and more will follow
+    bool has_whole = false;                // holds a batch queued whole
     std::size_t records = 0;
     SteadyClock::time_point started;
   };

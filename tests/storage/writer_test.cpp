@@ -244,7 +244,8 @@ TEST_F(WriterIdleDayTest, NoStreamWhileTheWriterHasOtherWork) {
 }
 
 // A stream whose last part never comes costs its transaction one part_wait;
-// a transaction of max_group_records does not wait at all.
+// a transaction of max_group_records, or holding a batch queued whole, does
+// not wait at all.
 TEST_F(WriterIdleDayTest, TransactionsWaitForPartsOnlyBrieflyAndUnderTheGroupLimit) {
   StartWriter(100ms, 0, [](WriterOptions& o) {
     o.part_wait = 200ms;
@@ -262,9 +263,18 @@ TEST_F(WriterIdleDayTest, TransactionsWaitForPartsOnlyBrieflyAndUnderTheGroupLim
   auto big = SubmitPart(Batch("big", 60, kWriterT0 + 1000), writer_->NewStream(), true);
   ASSERT_EQ(big.wait_for(10s), std::future_status::ready) << "waited for a part it did not need";
   EXPECT_TRUE(big.get().status.ok());
+
+  // A batch queued whole ends the wait: its client is not held up by
+  // another's parts.
+  auto part = SubmitPart(Batch("part", 5, kWriterT0 + 2000), writer_->NewStream(), true);
+  std::this_thread::sleep_for(100ms);  // in the open transaction by now
+  auto whole = SubmitPart(Batch("whole", 5, kWriterT0 + 3000), 0, false);
+  ASSERT_EQ(whole.wait_for(10s), std::future_status::ready) << "held up by another's parts";
+  EXPECT_TRUE(whole.get().status.ok());
+  EXPECT_TRUE(part.get().status.ok());
   writer_->Stop();
   const FileContents day = ReadFile(parts_.PathFor(kWriterDay));
-  EXPECT_EQ(day.events, 70);
+  EXPECT_EQ(day.events, 80);
 }
 
 // A part that cannot be stored takes back the parts written before it in the
