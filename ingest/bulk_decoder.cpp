@@ -65,9 +65,9 @@ void Fail(BulkItem& item, int status, std::string type, std::string reason) {
 // The first pass: every action line parsed, with its item's source line.
 // A malformed action line fails the whole body before any source is read,
 // so no part of a body that is refused was handed out.
-Result<std::size_t> ReadActions(std::string_view padded_body, std::size_t body_size,
-                                std::string_view default_index, DecodedBulk& out,
-                                std::vector<std::optional<NdjsonLine>>& sources) {
+Status ReadActions(std::string_view padded_body, std::size_t body_size,
+                   std::string_view default_index, DecodedBulk& out,
+                   std::vector<std::optional<NdjsonLine>>& sources) {
   NdjsonLines lines(padded_body.substr(0, body_size));
   od::parser action_parser;
   NdjsonLine line;
@@ -92,7 +92,7 @@ Result<std::size_t> ReadActions(std::string_view padded_body, std::size_t body_s
     out.items.push_back(std::move(item));
     sources.push_back(source);
   }
-  return out.items.size();
+  return Status::Ok();
 }
 
 }  // namespace
@@ -103,9 +103,7 @@ Result<DecodedBulk> DecodeBulk(std::string_view padded_body, std::size_t body_si
                                const BulkParts* parts) {
   DecodedBulk out;
   std::vector<std::optional<NdjsonLine>> sources;
-  if (auto read = ReadActions(padded_body, body_size, default_index, out, sources); !read.ok()) {
-    return read.status();
-  }
+  if (auto s = ReadActions(padded_body, body_size, default_index, out, sources); !s.ok()) return s;
   std::size_t handed_out = 0;  // records given to parts->emit so far
   for (std::size_t k = 0; k < out.items.size(); ++k) {
     BulkItem& item = out.items[k];
