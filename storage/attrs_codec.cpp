@@ -41,6 +41,11 @@ bool IsIndexedField(std::string_view name) {
   return !name.starts_with("train.") && name != "log.offset";
 }
 
+bool IndexesEverythingUnder(std::string_view field) {
+  // The objects holding what IsIndexedField leaves out (train.*, log.offset).
+  return IsIndexedField(field) && field != "train" && field != "log";
+}
+
 bool ListsField(std::string_view list, std::string_view field) {
   while (!list.empty()) {
     const std::size_t comma = list.find(',');

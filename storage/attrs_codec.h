@@ -16,6 +16,10 @@
 //       is (case kept), cut to kMaxKeywordBytes on a UTF-8 boundary.
 //       A record whose name equals the previous record's (an array) is preceded
 //       by the token <name> 0x1F 0x1D, so a phrase cannot span two elements.
+//       A type 's' value of no tokens ("", "---") gives that token too, so
+//       every value of an indexed field leaves some term <name> 0x1F ...
+//       (in files whose meta says so: partition.h), and _exists_ can be
+//       answered from the index.
 //   raw term (query only):             0x03 <term>
 //       exactly one token, the bytes of <term> as they are: an index term the
 //       query compiler already knows (a vocabulary expansion), e.g.
@@ -68,6 +72,9 @@ inline constexpr std::size_t kWholeKeywordBytes = kMaxKeywordBytes - 3;
 // which cost 20 of the 425 bytes an event took on disk (bench, 1M events in
 // one day) for a field searched, if ever, beside others that narrow it.
 bool IsIndexedField(std::string_view name);
+// Whether every field at or under `field` (the field itself, and the names
+// under it when it names an object: query_ast.h's kExists) is indexed.
+bool IndexesEverythingUnder(std::string_view field);
 
 // Whether a field is a keyword: an identifier matched as a whole value,
 // byte for byte (query_ast.h), and indexed as one term (type 'k') rather

@@ -177,6 +177,9 @@ class Compiler {
   Result<std::vector<std::string>> Expand(const Node& n, TermRange range);
   Result<std::string> RangeCondition(const query::Range& r);
   Fts HoldsTermOf(const std::string& field) const;
+  // Whether HoldsTermOf(field) is every event where the field exists.
+  bool TermsTellExistence(const std::string& field) const;
+  Result<Fts> ExistsExact(const Node& n);
   std::string IdCondition(const std::string& id);
   std::string RowCheck(const Node& n) {
     return fmt::format("dc_match(dc_source(e.source), dc_name(e.idx), ?{})", Param(&n));
@@ -256,6 +259,8 @@ Result<Fts> Compiler::ExactUncached(const Node& n) {
       if (!plan.ok()) return plan.status();
       return (*plan)->exact;
     }
+    case NodeKind::kExists:
+      return ExistsExact(n);
     case NodeKind::kAnd:
     case NodeKind::kOr: {
       std::vector<std::string> positive, negative;
@@ -337,10 +342,12 @@ Result<std::string> Compiler::Condition(const Node& n, bool candidates_driven) {
       if (child.kind == NodeKind::kExists && !driven_) {
         if (auto held = HoldsTermOf(child.term.field)) {
           // An event with an index term of the field has the field: only
-          // the others are read. (SQLite builds the set of those events
-          // once per query, which pays when every event in the range is
-          // scanned, not when FTS5 already picked a few.)
-          return "NOT (" + InFts(std::move(*held)) + ") AND NOT (" + RowCheck(child) + ")";
+          // the others are read, if any can have it. (SQLite builds the set
+          // of those events once per query, which pays when every event in
+          // the range is scanned, not when FTS5 already picked a few.)
+          std::string lacking = "NOT (" + InFts(std::move(*held)) + ")";
+          if (TermsTellExistence(child.term.field)) return lacking;
+          return lacking + " AND NOT (" + RowCheck(child) + ")";
         }
       }
       auto c = Condition(child, false);
@@ -391,16 +398,40 @@ Result<std::string> Compiler::LeafCondition(const Node& n, bool candidates_drive
   }
 }
 
-// Events holding some index term of `field` (every term of a field's
-// values starts with FieldTermPrefix): some of the events where the field
-// exists, never all of them (a string without tokens has no term). Nullopt
-// for fields whose values have no such terms.
+// Events holding some index term of `field` or of a field under it (every
+// term of a field's values starts with FieldTermPrefix; no message token
+// holds a '.'): events where the field exists (query_ast.h's kExists).
+// All of them when TermsTellExistence, else some (a string without tokens
+// had no term, and unindexed fields none). Nullopt for fields whose values
+// have no such terms.
 Fts Compiler::HoldsTermOf(const std::string& field) const {
   if (query::IsMessageField(field) || field == query::kIdField || field == query::kTimestampField ||
       !IsIndexedField(field)) {
     return std::nullopt;
   }
-  return QuoteFtsString(EncodeRawTerm(FieldTermPrefix(field))) + " *";
+  std::string object = FieldTermPrefix(field);
+  object.back() = '.';
+  return "(" + QuoteFtsString(EncodeRawTerm(FieldTermPrefix(field))) + " * OR " +
+         QuoteFtsString(EncodeRawTerm(object)) + " *)";
+}
+
+bool Compiler::TermsTellExistence(const std::string& field) const {
+  // _index exists when the event was sent to one, whatever its fields hold.
+  return options_.field_terms && field != query::kIndexField && HoldsTermOf(field) &&
+         IndexesEverythingUnder(field);
+}
+
+// Exists from the index where the terms tell it, and the field is rare in
+// the partition: FTS5 then lists its few events, where reading rows in key
+// order would read most of the range to find them. A common field is found
+// sooner by reading rows (a search stops at its first page and count cap),
+// while FTS5 would merge the doclists of all its terms.
+Result<Fts> Compiler::ExistsExact(const Node& n) {
+  if (terms_ == nullptr || !TermsTellExistence(n.term.field)) return Fts();
+  auto share = terms_->Share(n);
+  if (!share.ok()) return share.status();
+  if (!*share || **share >= kCommonShare) return Fts();
+  return HoldsTermOf(n.term.field);
 }
 
 Result<std::string> Compiler::RangeCondition(const query::Range& r) {

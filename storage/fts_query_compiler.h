@@ -23,11 +23,17 @@
 //                         terms by prefix as FTS5 candidates
 //                         (number_ranges.h), or no event when the field's
 //                         numbers all lie outside the range.
-//   other Range, Exists   the row check.
+//   other Range           the row check.
+//   Exists                on a field whose every value has an index term
+//                         (CompileOptions::field_terms, and no unindexed
+//                         field under it) and that fewer than kCommonShare
+//                         of a sample of the partition's events hold
+//                         (TermSource::Share): FTS5, the prefixes of its
+//                         terms, exactly. Otherwise the row check.
 //   NOT Exists            on an indexed field, when no FTS5 expression
-//                         drives the query: the row check, only of events
-//                         that hold no index term of the field (those that
-//                         do have it; SQL on the FTS5 prefix of its terms).
+//                         drives the query: SQL on the FTS5 prefixes of its
+//                         terms, plus the row check of the events holding
+//                         none of them unless the terms tell it exactly.
 //   Keyword fields        (attrs_codec.h) a Term is the value's one index
 //                         term (a prefix Term: a prefix of it), exactly;
 //                         Wildcard, Fuzzy and Regex expand against the
@@ -91,7 +97,15 @@ struct CompileOptions {
   // (its meta, partition.h): a keyword field of this version that is not
   // listed may hold values indexed as text tokens.
   std::string indexed_keywords = std::string(kKeywordFields);
+  // Every value of an indexed field has an index term in the partition
+  // (its meta field_terms, partition.h), so the terms tell where a field
+  // exists.
+  bool field_terms = false;
 };
+
+// Exists on a field in at least this share of a partition's events
+// (TermSource::Share) reads rows rather than the index.
+inline constexpr double kCommonShare = 0.2;
 
 // Errors: InvalidArgument for malformed @timestamp range bounds and for
 // expansions past the limit; what `terms` returns. `terms` may be null: an

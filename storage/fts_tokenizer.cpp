@@ -78,13 +78,19 @@ bool TokenizeRecord(std::string_view rec, std::size_t base, std::string_view pre
     buf.append(value.substr(0, TextTokenizer::kMaxTokenBytes));
     return out.Emit(buf, value_base, value_base + value.size());
   }
-  bool ok = true;
+  bool ok = true, any = name == prev_name;
   TextTokenizer::Tokenize(value, [&](const TokenSpan& t) {
     buf.resize(prefix_len);
     buf.append(t.token);
     ok = out.EmitExpandable(buf, value_base + t.begin, value_base + t.end);
+    any = true;
     return ok;
   });
+  if (ok && !any) {  // a value of no tokens still says the field is there
+    buf.resize(prefix_len);
+    buf.push_back(kArraySeparator);
+    ok = out.Emit(buf, value_base, value_base);
+  }
   return ok;
 }
 

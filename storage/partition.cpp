@@ -145,13 +145,15 @@ Status InitPartitionSchema(Db& db, std::int64_t day) {
   if (*version == 0) {
     s = db.Exec(kSchemaSql);
     // Only a new file indexes every keyword field's value as a keyword,
-    // records every number and stores names by id (its events columns have
-    // no type, so an id stays an integer).
+    // records every number, stores names by id (its events columns have
+    // no type, so an id stays an integer) and has a term for every value.
     if (s.ok()) {
-      s = db.Exec(fmt::format(
-          "INSERT OR REPLACE INTO meta VALUES('{}','{}'); INSERT OR REPLACE INTO meta "
-          "VALUES('{}','all'); INSERT OR REPLACE INTO meta VALUES('{}','{}')",
-          kKeywordFieldsMeta, kKeywordFields, kNumberRangesMeta, kNamesMeta, kNamesMetaValue));
+      s = db.Exec(
+          fmt::format("INSERT OR REPLACE INTO meta VALUES('{}','{}'); INSERT OR REPLACE INTO meta "
+                      "VALUES('{}','all'); INSERT OR REPLACE INTO meta VALUES('{}','{}');"
+                      "INSERT OR REPLACE INTO meta VALUES('{}','all')",
+                      kKeywordFieldsMeta, kKeywordFields, kNumberRangesMeta, kNamesMeta,
+                      kNamesMetaValue, kFieldTermsMeta));
     }
   } else if (*version < 2) {
     // Older partitions lack the vocabulary; build it from the index.
@@ -620,12 +622,14 @@ Result<std::unique_ptr<PartitionReader>> PartitionReader::Open(const std::string
   sqlite3_busy_timeout(r->db_.get(), kBusyTimeoutMs);
   if (auto s = r->db_.Exec(fmt::format("PRAGMA cache_size=-{}", cache_kib)); !s.ok()) return s;
   // Unknown (no meta yet) reads as legacy: slower queries, never wrong ones.
-  auto meta = r->db_.Prepare(fmt::format("SELECT key, value FROM meta WHERE key IN ('{}', '{}')",
-                                         kKeywordFieldsMeta, kNumberRangesMeta));
+  auto meta =
+      r->db_.Prepare(fmt::format("SELECT key, value FROM meta WHERE key IN ('{}', '{}', '{}')",
+                                 kKeywordFieldsMeta, kNumberRangesMeta, kFieldTermsMeta));
   while (meta.ok() && meta->Step() == SQLITE_ROW) {
     const std::string_view key = meta->Text(0), value = meta->Text(1);
     if (key == kKeywordFieldsMeta) r->indexed_keywords_ = value;
     if (key == kNumberRangesMeta) r->numbers_recorded_ = value == "all";
+    if (key == kFieldTermsMeta) r->field_terms_recorded_ = value == "all";
   }
   return r;
 }

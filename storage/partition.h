@@ -33,6 +33,9 @@
 //       (since user_version 7): it records every event's numbers.
 //       "names" = "level,idx" when the file was created storing those two
 //       columns by id (since user_version 8).
+//       "field_terms" = "all" when the file was created indexing a term for
+//       every value of an indexed field, a value of no tokens included
+//       (attrs_codec.h): a field exists exactly where one of its terms is.
 //   vocab(term TEXT PRIMARY KEY) WITHOUT ROWID: every index term wildcard
 //       and fuzzy queries expand to (vocabulary.h), filled as events are
 //       written, in the same transaction.
@@ -114,6 +117,7 @@ inline constexpr const char* kKeywordFieldsMeta = "keyword_fields";
 inline constexpr const char* kNumberRangesMeta = "number_ranges";
 inline constexpr const char* kNamesMeta = "names";
 inline constexpr const char* kNamesMetaValue = "level,idx";
+inline constexpr const char* kFieldTermsMeta = "field_terms";
 
 enum class SyncMode { kNormal, kFull };
 
@@ -245,12 +249,15 @@ class PartitionReader {
   const std::string& indexed_keywords() const { return indexed_keywords_; }
   // True when number_ranges holds every event's numbers (see meta).
   bool numbers_recorded() const { return numbers_recorded_; }
+  // True when every value of an indexed field has an index term (see meta).
+  bool field_terms_recorded() const { return field_terms_recorded_; }
 
  private:
   PartitionReader() = default;
   Db db_;
   std::string indexed_keywords_;
   bool numbers_recorded_ = false;
+  bool field_terms_recorded_ = false;
   std::unordered_map<std::string, Stmt> cache_;
 };
 

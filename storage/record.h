@@ -39,7 +39,10 @@ struct Record {
   std::string index;    // the Elasticsearch index name it was sent to; may be empty
   std::string doc_id;   // caller-given unique id within the event's UTC day; may be empty
   WriteOp op = WriteOp::kCreate;
-  std::vector<Field> fields;  // searchable fields (not including message)
+  // Searchable fields (not including message): those of `source`, as
+  // DocumentReader reads them. Queries answer from the index built of these
+  // or from reading `source`, whichever is cheaper, so the two must agree.
+  std::vector<Field> fields;
   std::string source;         // the document as it will be returned
   // The group the event belongs to (for dashcam: its training run), kept
   // in a per-partition rollup of first/last time and count; empty: none.

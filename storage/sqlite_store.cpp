@@ -205,6 +205,7 @@ Result<CompiledQuery> CompileFor(PartitionReader& reader, const query::Node& roo
   PartitionTerms terms(reader);
   CompileOptions options;
   options.indexed_keywords = reader.indexed_keywords();
+  options.field_terms = reader.field_terms_recorded();
   return CompileFtsQuery(root, &terms, options);
 }
 

@@ -9,11 +9,13 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "storage/number_ranges.h"
+#include "storage/query_ast.h"
 #include "storage/status.h"
 
 namespace dashcam::storage {
@@ -38,6 +40,11 @@ class TermSource {
   // name), for numeric ranges (number_ranges.h). Default: nothing recorded.
   virtual Result<FieldNumbersLookup> Numbers(const std::string& /*field*/) {
     return FieldNumbersLookup{};
+  }
+  // The share of a sample of the partition's events that leaf `n` matches
+  // (by reading them), in [0, 1]; nullopt when unknown. Default: unknown.
+  virtual Result<std::optional<double>> Share(const query::Node& /*n*/) {
+    return std::optional<double>();
   }
 };
 

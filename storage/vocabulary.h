@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "storage/match_sample.h"
 #include "storage/partition.h"
 #include "storage/status.h"
 #include "storage/term_source.h"
@@ -32,7 +33,8 @@ Result<std::vector<std::string>> ListTerms(PartitionReader& reader, const TermRa
 // nothing for a file that does not record them all.
 Result<FieldNumbersLookup> ReadFieldNumbers(PartitionReader& reader, const std::string& field);
 
-// A partition's vocabulary as the query compiler's TermSource.
+// A partition's vocabulary, numbers and events as the query compiler's
+// TermSource.
 class PartitionTerms final : public TermSource {
  public:
   explicit PartitionTerms(PartitionReader& reader) : reader_(reader) {}
@@ -41,6 +43,9 @@ class PartitionTerms final : public TermSource {
   }
   Result<FieldNumbersLookup> Numbers(const std::string& field) override {
     return ReadFieldNumbers(reader_, field);
+  }
+  Result<std::optional<double>> Share(const query::Node& n) override {
+    return SampleMatchShare(reader_, n);
   }
 
  private:

@@ -541,6 +541,57 @@ TEST(FtsQueryCompilerTest, KeywordFieldsAreOneTermPerValue) {
   EXPECT_EQ(*Compile(Term("run_id", "r-42")).fts, FS("run_id", "r-42"));
 }
 
+// A partition whose sample says how common every field is.
+class FakeShares : public FakeTerms {
+ public:
+  explicit FakeShares(double share) : FakeTerms({}), share_(share) {}
+  Result<std::optional<double>> Share(const Node& n) override {
+    asked_fields.push_back(n.term.field);
+    return std::optional<double>(share_);
+  }
+  std::vector<std::string> asked_fields;
+
+ private:
+  double share_;
+};
+
+// Exists reads the index only where every value left a term (the option)
+// and the field is rare in the partition; otherwise it reads rows.
+TEST(FtsQueryCompilerTest, ExistsOfARareFieldIsAnsweredByTheIndex) {
+  const Node exists = Node::MakeExists("insight.xid", 0);
+  const std::string terms = "(" + R("insight.xid\x1f") + " * OR " + R("insight.xid.") + " *)";
+  CompileOptions with_terms;
+  with_terms.field_terms = true;
+  FakeShares rare(0.01), common(0.5);
+  auto q = CompileWith(exists, rare, with_terms);
+  EXPECT_EQ(q.fts, terms);
+  EXPECT_EQ(q.where, "1");
+  EXPECT_EQ(rare.asked_fields, std::vector<std::string>{"insight.xid"});
+  q = CompileWith(exists, common, with_terms);
+  EXPECT_FALSE(q.fts.has_value());
+  EXPECT_EQ(q.where, Check(10));
+  FakeShares unasked(0.01);
+  q = CompileWith(exists, unasked);  // a file from before field_terms
+  EXPECT_FALSE(q.fts.has_value());
+  EXPECT_TRUE(unasked.asked_fields.empty());
+  // Fields whose existence no term tells: an object holding unindexed
+  // fields, an unindexed one, the meta fields and the message.
+  for (const char* field :
+       {"train", "log", "train.loss", "log.offset", "_index", "_id", "@timestamp", "message"}) {
+    q = CompileWith(Node::MakeExists(field, 0), rare, with_terms);
+    EXPECT_FALSE(q.fts.has_value()) << field;
+  }
+  q = CompileWith(Node::MakeExists("log.level", 0), rare, with_terms);
+  EXPECT_TRUE(q.fts.has_value());
+  // NOT _exists_ needs no row check where the terms tell existence.
+  const Node missing = Node::MakeNot(Node::MakeExists("gpu_id", 0), 0);
+  q = CompileWith(missing, common, with_terms);
+  EXPECT_EQ(q.where.find("dc_match"), std::string::npos) << q.where;
+  EXPECT_NE(q.where.find("NOT (e.key IN (SELECT rowid FROM fts"), std::string::npos) << q.where;
+  q = CompileWith(missing, common);
+  EXPECT_NE(q.where.find("dc_match"), std::string::npos) << q.where;
+}
+
 TEST(FtsQueryCompilerTest, HostilePatternsStayInsideStrings) {
   FakeTerms terms({"drop", "table", "near"});
   for (const std::string text : {"'); DROP TABLE*", "NEAR(*", "\"*\"", "col:*umn", "^*", "*"}) {

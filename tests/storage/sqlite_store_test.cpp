@@ -194,7 +194,7 @@ TEST_F(SqliteStoreTest, ExistsAndRangesOnFields) {
     return r;
   };
   MustAppend({ev("a", kT0 + 1, R"({"message":"x","gpu_mem_mb":70001,"host":{"name":"n1"}})",
-                 {N("gpu_mem_mb", "70001", 70001), S("hostname", "n1")}),
+                 {N("gpu_mem_mb", "70001", 70001), S("host.name", "n1")}),
               ev("b", kT0 + 2, R"({"message":"x","gpu_mem_mb":512,"loss":"0.5"})",
                  {N("gpu_mem_mb", "512", 512), S("loss", "0.5")}),
               ev("c", kT0 + 3, R"({"message":"x","user":"alice","gpu_mem_mb":null})",
