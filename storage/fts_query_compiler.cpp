@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -428,9 +429,18 @@ bool Compiler::TermsTellExistence(const std::string& field) const {
 // while FTS5 would merge the doclists of all its terms.
 Result<Fts> Compiler::ExistsExact(const Node& n) {
   if (terms_ == nullptr || !TermsTellExistence(n.term.field)) return Fts();
-  auto share = terms_->Share(n);
-  if (!share.ok()) return share.status();
-  if (!*share || **share >= kCommonShare) return Fts();
+  auto events = terms_->Events(options_.from, options_.to);
+  if (!events.ok()) return events.status();
+  if (!*events) return Fts();
+  const double below =
+      ExistsIndexShare(static_cast<double>((*events)->all),
+                       static_cast<double>((*events)->in_range), options_.stops_after);
+  if (below <= 0) return Fts();
+  if (below < 1) {
+    auto rare = terms_->ShareBelow(n, below);
+    if (!rare.ok()) return rare.status();
+    if (!*rare || !**rare) return Fts();
+  }
   return HoldsTermOf(n.term.field);
 }
 
@@ -849,6 +859,16 @@ std::string QuoteFtsString(std::string_view text) {
 
 // Every string in an expression is quoted (QuoteFtsString), so a `*` outside
 // quotes marks a prefix term.
+double ExistsIndexShare(double events, double in_range, std::size_t stops_after) {
+  if (events <= 0) return 0;
+  // Index: share * events. Rows: in_range, or stops_after / share.
+  double below = kRowToTermCost * in_range / events;
+  if (stops_after > 0) {
+    below = std::min(below, std::sqrt(kRowToTermCost * static_cast<double>(stops_after) / events));
+  }
+  return below;
+}
+
 bool HasPrefixTerm(std::string_view fts) {
   bool quoted = false;
   for (char c : fts) {

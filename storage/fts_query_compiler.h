@@ -26,10 +26,11 @@
 //   other Range           the row check.
 //   Exists                on a field whose every value has an index term
 //                         (CompileOptions::field_terms, and no unindexed
-//                         field under it) and that fewer than kCommonShare
-//                         of a sample of the partition's events hold
-//                         (TermSource::Share): FTS5, the prefixes of its
-//                         terms, exactly. Otherwise the row check.
+//                         field under it) and rare enough in the
+//                         partition for how the caller reads
+//                         (ExistsIndexShare; TermSource::Events, ShareBelow):
+//                         FTS5, the prefixes of its terms, exactly.
+//                         Otherwise the row check.
 //   NOT Exists            on an indexed field, when no FTS5 expression
 //                         drives the query: SQL on the FTS5 prefixes of its
 //                         terms, plus the row check of the events holding
@@ -68,6 +69,7 @@
 #include "storage/query_ast.h"
 #include "storage/status.h"
 #include "storage/term_source.h"
+#include "storage/time_format.h"
 
 namespace dashcam::storage {
 
@@ -101,11 +103,28 @@ struct CompileOptions {
   // (its meta field_terms, partition.h), so the terms tell where a field
   // exists.
   bool field_terms = false;
+  // How the caller reads the matches, which decides between the index and
+  // rows for Exists (ExistsReadsIndex): the time range [from, to), and how
+  // many matches one statement reads before it stops (a page and a capped
+  // count; 0: every match of the range).
+  TimeMs from = kMinEventTime;
+  TimeMs to = kMaxEventTime;
+  std::size_t stops_after = 10'100;
 };
 
-// Exists on a field in at least this share of a partition's events
-// (TermSource::Share) reads rows rather than the index.
-inline constexpr double kCommonShare = 0.2;
+// Reading a field's index terms costs about 1/kRowToTermCost of checking a
+// row, per event that has the field (1M bench events in a day: FTS5 merged
+// the 8 terms of gpu_id, 982k events, in 76 ms and the 27k of gpu_mem_mb,
+// 735k events, in 157 ms; checking a row takes ~0.8 us).
+inline constexpr double kRowToTermCost = 4;
+
+// The share of a partition's `events` under which Exists on a field reads
+// the index (its terms of every event with the field, at each statement:
+// FTS5 merges a prefix's doclists whatever the range) rather than rows
+// (those `in_range` of the caller's range, or as many as it takes to find
+// `stops_after` matches; 0: no stop). 0 when the partition is empty; 1 or
+// more: whatever the share.
+double ExistsIndexShare(double events, double in_range, std::size_t stops_after);
 
 // Errors: InvalidArgument for malformed @timestamp range bounds and for
 // expansions past the limit; what `terms` returns. `terms` may be null: an

@@ -43,7 +43,7 @@ struct Record {
   // DocumentReader reads them. Queries answer from the index built of these
   // or from reading `source`, whichever is cheaper, so the two must agree.
   std::vector<Field> fields;
-  std::string source;         // the document as it will be returned
+  std::string source;  // the document as it will be returned
   // The group the event belongs to (for dashcam: its training run), kept
   // in a per-partition rollup of first/last time and count; empty: none.
   // `group_end`: this event closes its group (a run's finishing line).

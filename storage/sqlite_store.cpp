@@ -196,14 +196,23 @@ class DeadlineGuard {
   const std::function<bool()>* stop_;
 };
 
-// `root` compiled for one partition: wildcard and fuzzy terms expand
-// against its vocabulary, within the query's time budget.
+// How a request reads its matches (CompileOptions: its range, and how many
+// matches a statement reads before it stops; 0: every one).
+CompileOptions Reading(TimeMs from, TimeMs to, std::size_t stops_after) {
+  CompileOptions options;
+  options.from = from;
+  options.to = to;
+  options.stops_after = stops_after;
+  return options;
+}
+
+// `root` compiled for one partition, read as `options` says: wildcard and
+// fuzzy terms expand against its vocabulary, within the query's time budget.
 Result<CompiledQuery> CompileFor(PartitionReader& reader, const query::Node& root,
-                                 Clock::time_point deadline,
+                                 Clock::time_point deadline, CompileOptions options,
                                  const std::function<bool()>* stop = nullptr) {
   DeadlineGuard guard(reader.db(), deadline, stop);
   PartitionTerms terms(reader);
-  CompileOptions options;
   options.indexed_keywords = reader.indexed_keywords();
   options.field_terms = reader.field_terms_recorded();
   return CompileFtsQuery(root, &terms, options);
@@ -215,8 +224,9 @@ Result<CompiledQuery> CompileFor(PartitionReader& reader, const query::Node& roo
 // search) while another thread asking for the same day waits for it.
 class CompiledByDay {
  public:
-  CompiledByDay(const query::Node& root, Clock::time_point deadline)
-      : root_(root), deadline_(deadline) {}
+  // `reading`: how the request reads the matches (Reading).
+  CompiledByDay(const query::Node& root, Clock::time_point deadline, CompileOptions reading)
+      : root_(root), deadline_(deadline), reading_(std::move(reading)) {}
 
   // `reader`: a connection to the day's partition, used to compile it.
   // `stop`: as CompileFor's; a compile it stops is not kept.
@@ -231,7 +241,7 @@ class CompiledByDay {
     }
     std::lock_guard lock(slot->mu);
     if (slot->compiled) return &*slot->compiled;
-    auto compiled = CompileFor(reader, root_, deadline_, stop);
+    auto compiled = CompileFor(reader, root_, deadline_, reading_, stop);
     if (!compiled.ok()) return compiled.status();
     return &slot->compiled.emplace(std::move(*compiled));
   }
@@ -243,6 +253,7 @@ class CompiledByDay {
   };
   const query::Node& root_;
   const Clock::time_point deadline_;
+  const CompileOptions reading_;
   std::mutex mu_;
   std::map<std::int64_t, std::unique_ptr<Slot>> by_day_;  // guarded by mu_
 };
@@ -833,9 +844,11 @@ Result<SearchPage> SqliteStore::Search(const SearchRequest& req) {
   // Errors that do not depend on a partition surface even with none.
   auto checked = CompileFtsQuery(*req.query);
   if (!checked.ok()) return checked.status();
-  CompiledByDay compiled(*req.query, req.deadline);
   const TimeMs from = std::max(req.from, kMinEventTime);
   const TimeMs to = std::min(req.to, kMaxEventTime);
+  // A page and a capped count.
+  CompiledByDay compiled(*req.query, req.deadline,
+                         Reading(from, to, std::max<std::size_t>(1, req.count_limit + req.limit)));
   SearchPage page;
   if (from >= to) return page;
   const EventKey lo = FirstKeyAt(from), hi = FirstKeyAt(to) - 1;
@@ -869,7 +882,7 @@ Result<std::vector<HistogramBucket>> SqliteStore::Histogram(const SearchRequest&
   for (std::int64_t day : partitions_.DaysOverlapping(from, to)) {
     auto reader = lease->For(day);
     if (!reader.ok()) return reader.status();
-    auto compiled = CompileFor(**reader, *req.query, req.deadline);
+    auto compiled = CompileFor(**reader, *req.query, req.deadline, Reading(from, to, 0));
     if (!compiled.ok()) return compiled.status();
     auto stmt = (*reader)->Statement(HistogramSql(*compiled));
     if (!stmt.ok()) return stmt.status();
@@ -976,9 +989,12 @@ Status RunScan(PartitionReader& reader, const std::string& sql, const CompiledQu
 Result<ScanPage> SqliteStore::Scan(const ScanRequest& req) {
   if (req.query == nullptr) return Status::InvalidArgument("no query");
   if (auto checked = CompileFtsQuery(*req.query); !checked.ok()) return checked.status();
-  CompiledByDay compiled(*req.query, req.deadline);
   const EventKey lo = std::max(req.lo, FirstKeyAt(kMinEventTime));
   const EventKey hi = std::min(req.hi, FirstKeyAt(kMaxEventTime) - 1);
+  // A statement per page.
+  CompiledByDay compiled(
+      *req.query, req.deadline,
+      Reading(KeyTime(lo), KeyTime(hi) + 1, std::max<std::size_t>(1, req.limit)));
   ScanPage page;
   if (lo > hi || req.limit == 0) return page;
   std::vector<std::int64_t> days = partitions_.DaysOverlapping(KeyTime(lo), KeyTime(hi) + 1);
@@ -1181,7 +1197,7 @@ Result<HistogramTable> SqliteStore::Histogram(const SearchRequest& req, const Hi
   // depend on one, and errors that do not depend on a partition surface.
   auto checked = CompileFtsQuery(*req.query);
   if (!checked.ok()) return checked.status();
-  CompiledByDay compiled(*req.query, req.deadline);
+  CompiledByDay compiled(*req.query, req.deadline, Reading(from, to, 0));
   Lease lease = LeaseReaders();
   const ReaderFor reader_for = [&](std::int64_t day) { return lease->For(day); };
   const std::vector<std::int64_t> days = partitions_.DaysOverlapping(from, to);
@@ -1228,8 +1244,9 @@ Result<FieldsSummary> SqliteStore::SummarizeFields(const SearchRequest& req,
                                                    const FieldsSpec& spec) {
   if (req.query == nullptr) return Status::InvalidArgument("no query");
   if (auto checked = CompileFtsQuery(*req.query); !checked.ok()) return checked.status();
-  CompiledByDay compiled(*req.query, req.deadline);
   const TimeMs from = std::max(req.from, kMinEventTime), to = std::min(req.to, kMaxEventTime);
+  CompiledByDay compiled(*req.query, req.deadline,
+                         Reading(from, to, std::max<std::size_t>(1, spec.max_events)));
   FieldStatsCollector collector;
   if (from >= to) return collector.Finish(spec.top, true);
   Lease lease = LeaseReaders();
@@ -1271,7 +1288,9 @@ Result<Neighbors> SqliteStore::FindNeighbors(const SearchRequest& req, const Nei
   }
   const query::Node scoped = ScopeQuery(*req.query, spec.scope);
   if (auto checked = CompileFtsQuery(scoped); !checked.ok()) return checked.status();
-  CompiledByDay compiled(scoped, req.deadline);
+  // A few events on each side of the anchor.
+  CompiledByDay compiled(scoped, req.deadline,
+                         Reading(kMinEventTime, kMaxEventTime, spec.before + spec.after + 1));
   Lease lease = LeaseReaders();
   {
     auto reader = lease->For(anchor_day);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 #include "storage/number_ranges.h"
 #include "storage/query_ast.h"
 #include "storage/status.h"
+#include "storage/time_format.h"
 
 namespace dashcam::storage {
 
@@ -41,10 +43,20 @@ class TermSource {
   virtual Result<FieldNumbersLookup> Numbers(const std::string& /*field*/) {
     return FieldNumbersLookup{};
   }
-  // The share of a sample of the partition's events that leaf `n` matches
-  // (by reading them), in [0, 1]; nullopt when unknown. Default: unknown.
-  virtual Result<std::optional<double>> Share(const query::Node& /*n*/) {
-    return std::optional<double>();
+  // Whether leaf `n` matches fewer than `share` of the partition's events,
+  // judged from a sample of them (read and checked); nullopt when unknown
+  // (the default).
+  virtual Result<std::optional<bool>> ShareBelow(const query::Node& /*n*/, double /*share*/) {
+    return std::optional<bool>();
+  }
+  // How many events the partition holds, all and in [from, to); nullopt
+  // when unknown (the default).
+  struct EventCounts {
+    std::uint64_t all = 0;
+    std::uint64_t in_range = 0;
+  };
+  virtual Result<std::optional<EventCounts>> Events(TimeMs /*from*/, TimeMs /*to*/) {
+    return std::optional<EventCounts>();
   }
 };
 

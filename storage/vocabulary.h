@@ -44,8 +44,11 @@ class PartitionTerms final : public TermSource {
   Result<FieldNumbersLookup> Numbers(const std::string& field) override {
     return ReadFieldNumbers(reader_, field);
   }
-  Result<std::optional<double>> Share(const query::Node& n) override {
-    return SampleMatchShare(reader_, n);
+  Result<std::optional<bool>> ShareBelow(const query::Node& n, double share) override {
+    return SampleShareBelow(reader_, n, share);
+  }
+  Result<std::optional<EventCounts>> Events(TimeMs from, TimeMs to) override {
+    return CountEvents(reader_, from, to);
   }
 
  private:

@@ -545,9 +545,12 @@ TEST(FtsQueryCompilerTest, KeywordFieldsAreOneTermPerValue) {
 class FakeShares : public FakeTerms {
  public:
   explicit FakeShares(double share) : FakeTerms({}), share_(share) {}
-  Result<std::optional<double>> Share(const Node& n) override {
+  Result<std::optional<bool>> ShareBelow(const Node& n, double share) override {
     asked_fields.push_back(n.term.field);
-    return std::optional<double>(share_);
+    return std::optional<bool>(share_ < share);
+  }
+  Result<std::optional<EventCounts>> Events(TimeMs, TimeMs) override {
+    return std::optional<EventCounts>(EventCounts{1'000'000, 1'000'000});
   }
   std::vector<std::string> asked_fields;
 
@@ -590,6 +593,24 @@ TEST(FtsQueryCompilerTest, ExistsOfARareFieldIsAnsweredByTheIndex) {
   EXPECT_NE(q.where.find("NOT (e.key IN (SELECT rowid FROM fts"), std::string::npos) << q.where;
   q = CompileWith(missing, common);
   EXPECT_NE(q.where.find("dc_match"), std::string::npos) << q.where;
+}
+
+// The index costs per event with the field in the whole partition; rows
+// per event of the range, until the caller has what it reads.
+TEST(FtsQueryCompilerTest, ExistsReadsTheIndexWhenItCostsLessThanRows) {
+  const double day = 2'000'000;
+  // A search's page and capped count over the whole day: rare fields only.
+  EXPECT_GT(ExistsIndexShare(day, day, 10'100), 0.05);
+  EXPECT_LT(ExistsIndexShare(day, day, 10'100), 0.5);
+  // A histogram reads every match: the index over the day whatever the
+  // share, rows over an hour of it unless the field is rare.
+  EXPECT_GE(ExistsIndexShare(day, day, 0), 1);
+  EXPECT_LT(ExistsIndexShare(day, day / 24, 0), 0.98);
+  EXPECT_GT(ExistsIndexShare(day, day / 24, 0), 0.1);
+  // An export's statements of 2 000 events each merge the terms again.
+  EXPECT_GT(ExistsIndexShare(day, day, 2'000), 0.02);
+  EXPECT_LT(ExistsIndexShare(day, day, 2'000), 0.15);
+  EXPECT_EQ(ExistsIndexShare(0, 0, 0), 0);
 }
 
 TEST(FtsQueryCompilerTest, HostilePatternsStayInsideStrings) {
