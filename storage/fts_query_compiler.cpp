@@ -422,11 +422,12 @@ bool Compiler::TermsTellExistence(const std::string& field) const {
          IndexesEverythingUnder(field);
 }
 
-// Exists from the index where the terms tell it, and the field is rare in
-// the partition: FTS5 then lists its few events, where reading rows in key
-// order would read most of the range to find them. A common field is found
-// sooner by reading rows (a search stops at its first page and count cap),
-// while FTS5 would merge the doclists of all its terms.
+// Exists from the index where the terms tell it and cost less than rows
+// for how the caller reads (ExistsIndexShare): a rare field's few events,
+// or every event of a field a histogram counts over the day. A common
+// field is found sooner by reading rows when the caller stops early (a
+// search at its first page and count cap), while FTS5 would merge every
+// doclist of the field.
 Result<Fts> Compiler::ExistsExact(const Node& n) {
   if (terms_ == nullptr || !TermsTellExistence(n.term.field)) return Fts();
   auto events = terms_->Events(options_.from, options_.to);
@@ -857,8 +858,6 @@ std::string QuoteFtsString(std::string_view text) {
   return out;
 }
 
-// Every string in an expression is quoted (QuoteFtsString), so a `*` outside
-// quotes marks a prefix term.
 double ExistsIndexShare(double events, double in_range, std::size_t stops_after) {
   if (events <= 0) return 0;
   // Index: share * events. Rows: in_range, or stops_after / share.
@@ -869,6 +868,8 @@ double ExistsIndexShare(double events, double in_range, std::size_t stops_after)
   return below;
 }
 
+// Every string in an expression is quoted (QuoteFtsString), so a `*` outside
+// quotes marks a prefix term.
 bool HasPrefixTerm(std::string_view fts) {
   bool quoted = false;
   for (char c : fts) {

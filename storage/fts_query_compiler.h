@@ -104,7 +104,7 @@ struct CompileOptions {
   // exists.
   bool field_terms = false;
   // How the caller reads the matches, which decides between the index and
-  // rows for Exists (ExistsReadsIndex): the time range [from, to), and how
+  // rows for Exists (ExistsIndexShare): the time range [from, to), and how
   // many matches one statement reads before it stops (a page and a capped
   // count; 0: every match of the range).
   TimeMs from = kMinEventTime;

@@ -19,6 +19,7 @@
 #include "storage/fts_query_compiler.h"
 #include "storage/fts_tokenizer.h"
 #include "storage/log.h"
+#include "storage/match_sample.h"
 #include "storage/partition.h"
 #include "storage/row_predicate.h"
 #include "storage/sqlite_store.h"
@@ -475,6 +476,32 @@ TEST_F(QueryLanguageStoreTest, KeywordPatternsPastTheExpansionLimitCheckRows) {
   }
   EXPECT_EQ(Expected(LangLeaf(NodeKind::kWildcard, "run.id", "r-*")).size(), 1100u);
   EXPECT_EQ(Expected(LangLeaf(NodeKind::kWildcard, "run.id", "*0")).size(), 110u);
+}
+
+// What the compiler asks a partition to choose between its index and rows:
+// a sample's answer about a leaf's share, and the events a range holds.
+TEST_F(QueryLanguageStoreTest, APartitionTellsHowCommonALeafIsAndHowManyEventsARangeHolds) {
+  std::vector<Record> records;
+  for (int i = 0; i < 1000; ++i) {  // one a minute, every tenth with a gpu
+    Record r = RecordOf(Ev("line", i % 10 == 0 ? R"(,"gpu":1)" : ""), "logs");
+    r.ts_ms = kLangT0 + i * kMsPerMinute;
+    records.push_back(std::move(r));
+  }
+  Add(std::move(records));
+  auto reader = PartitionReader::Open(dir_.path() + "/data/2026-11-29.db", 1024);
+  ASSERT_TRUE(reader.ok());
+  EXPECT_TRUE((*reader)->field_terms_recorded());
+  const Node gpu = Node::MakeExists("gpu", 0);
+  for (const auto& [share, below] : {std::pair{0.5, true}, {0.2, true}, {0.05, false}}) {
+    auto answer = SampleShareBelow(**reader, gpu, share);
+    ASSERT_TRUE(answer.ok()) << answer.status().ToString();
+    EXPECT_EQ(*answer, std::optional<bool>(below)) << share;
+  }
+  auto counts = CountEvents(**reader, kLangT0 + 100 * kMsPerMinute, kLangT0 + 300 * kMsPerMinute);
+  ASSERT_TRUE(counts.ok()) << counts.status().ToString();
+  ASSERT_TRUE(counts->has_value());
+  EXPECT_EQ((*counts)->all, 1000u);
+  EXPECT_EQ((*counts)->in_range, 200u);
 }
 
 TEST_F(QueryLanguageStoreTest, OlderPartitionsGetAVocabulary) {
