@@ -310,10 +310,11 @@ asio::awaitable<BeatsSession::StoreOutcome> BeatsSession::StoreWindow(const Wind
 void BeatsSession::AckCommitted() {
   while (!pending_.empty() && pending_.front()->committed) {
     const Window& w = *pending_.front();
-    QueueAck(w.count, w.version);
+    // Counted before the ACK goes out: a client that has it sees the counts.
     ++ctx_.metrics.windows;
     ctx_.metrics.events += w.count;
     if (ctx_.registry) CountIngested(*ctx_.registry, "beats", w.count, w.blob.size());
+    QueueAck(w.count, w.version);
     pending_bytes_ -= w.blob.size();
     pending_.pop_front();
   }

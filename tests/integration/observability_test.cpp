@@ -386,7 +386,12 @@ TEST_F(ObservabilityTest, MetricsAreWellFormedAndCountIngestAndQueries) {
     EXPECT_GE(during.Must("dashcam_http_active_connections"), 2);
   }
 
-  const Exposition after = Scrape();
+  // The server sees the Beats client's close when it next reads: wait for it.
+  Exposition after = Scrape();
+  for (int i = 0; i < 100 && after.Must("dashcam_beats_active_connections") != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    after = Scrape();
+  }
   auto delta = [&](const std::string& name, const Labels& labels = {}) {
     return after.Must(name, labels) - before.Must(name, labels);
   };
