@@ -1,7 +1,9 @@
 // TermSource: where the query compiler gets the index terms a wildcard or
-// fuzzy term expands to, and the span of a field's numbers for a range —
-// one partition's vocabulary and number_ranges (vocabulary.h), or fixed
-// lists in tests.
+// fuzzy term expands to, the span of a field's numbers for a range, and,
+// to choose between the index and rows for Exists, how common a leaf is
+// and how many events a range holds — one partition's vocabulary,
+// number_ranges, events and level counts (vocabulary.h, match_sample.h),
+// or fixed answers in tests.
 //
 // Thread-safety: as the implementation's; the compiler calls it from one
 // thread.
