@@ -25,7 +25,7 @@ inline constexpr int kMatchSampleRun = 32;
 // Whether `n` matches (row_predicate.h's check of the stored document)
 // fewer than `share` of the sampled events; nullopt when the partition
 // holds no events. Reads the runs until the answer is certain: a common
-// leaf is told apart from a rare one in a run or two. `n` must outlive the
+// leaf is told apart from a rare one in a few runs. `n` must outlive the
 // call.
 Result<std::optional<bool>> SampleShareBelow(PartitionReader& reader, const query::Node& n,
                                              double share);
