@@ -202,6 +202,14 @@ class Compiler {
   std::unordered_map<const Node*, LeafPlan> plans_;
 };
 
+// Whether the values of `field` leave index terms of its own (field terms,
+// FieldTermPrefix): not the message, the meta fields _id and @timestamp, nor
+// a field the index leaves out.
+bool HasFieldTerms(const std::string& field) {
+  return !query::IsMessageField(field) && field != query::kIdField &&
+         field != query::kTimestampField && IsIndexedField(field);
+}
+
 // A leaf on a field the index leaves out (IsIndexedField): only reading the
 // rows answers it.
 bool Unindexed(const query::Term& t) {
@@ -406,10 +414,7 @@ Result<std::string> Compiler::LeafCondition(const Node& n, bool candidates_drive
 // had no term, and unindexed fields none). Nullopt for fields whose values
 // have no such terms.
 Fts Compiler::HoldsTermOf(const std::string& field) const {
-  if (query::IsMessageField(field) || field == query::kIdField || field == query::kTimestampField ||
-      !IsIndexedField(field)) {
-    return std::nullopt;
-  }
+  if (!HasFieldTerms(field)) return std::nullopt;
   std::string object = FieldTermPrefix(field);
   object.back() = '.';
   return "(" + QuoteFtsString(EncodeRawTerm(FieldTermPrefix(field))) + " * OR " +
@@ -418,7 +423,7 @@ Fts Compiler::HoldsTermOf(const std::string& field) const {
 
 bool Compiler::TermsTellExistence(const std::string& field) const {
   // _index exists when the event was sent to one, whatever its fields hold.
-  return options_.field_terms && field != query::kIndexField && HoldsTermOf(field) &&
+  return options_.field_terms && field != query::kIndexField && HasFieldTerms(field) &&
          IndexesEverythingUnder(field);
 }
 

@@ -6,26 +6,11 @@
 
 namespace dashcam::storage {
 
-namespace {
-
-Result<std::optional<EventKey>> EndKey(PartitionReader& reader, const char* which) {
-  auto stmt = reader.Statement(fmt::format("SELECT {}(key) FROM events", which));
-  if (!stmt.ok()) return stmt.status();
-  const int rc = (*stmt)->Step();
-  std::optional<EventKey> key;
-  if (rc == SQLITE_ROW && !(*stmt)->IsNull(0)) key = (*stmt)->Int(0);
-  (*stmt)->Reset();
-  if (rc != SQLITE_ROW) return SqliteStatus(rc, reader.db(), "sample");
-  return key;
-}
-
-}  // namespace
-
 Result<std::optional<bool>> SampleShareBelow(PartitionReader& reader, const query::Node& n,
                                              double share) {
-  auto lo = EndKey(reader, "min");
+  auto lo = EndKey(reader, KeyEnd::kOldest);
   if (!lo.ok()) return lo.status();
-  auto hi = EndKey(reader, "max");
+  auto hi = EndKey(reader, KeyEnd::kNewest);
   if (!hi.ok()) return hi.status();
   if (!*lo || !*hi) return std::optional<bool>();
   auto stmt = reader.Statement(fmt::format(

@@ -643,4 +643,16 @@ Result<Stmt*> PartitionReader::Statement(const std::string& sql) {
   return &cache_.emplace(sql, std::move(*stmt)).first->second;
 }
 
+Result<std::optional<EventKey>> EndKey(PartitionReader& reader, KeyEnd end) {
+  auto stmt = reader.Statement(end == KeyEnd::kOldest ? "SELECT min(key) FROM events"
+                                                      : "SELECT max(key) FROM events");
+  if (!stmt.ok()) return stmt.status();
+  const int rc = (*stmt)->Step();
+  std::optional<EventKey> key;
+  if (rc == SQLITE_ROW && !(*stmt)->IsNull(0)) key = (*stmt)->Int(0);
+  (*stmt)->Reset();
+  if (rc != SQLITE_ROW) return SqliteStatus(rc, reader.db(), "end key");
+  return key;
+}
+
 }  // namespace dashcam::storage

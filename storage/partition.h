@@ -264,6 +264,11 @@ class PartitionReader {
 inline constexpr TimeMs kMsPerSecond = 1000;
 inline constexpr TimeMs kMsPerMinute = 60'000;
 
+// The oldest or the newest key of a partition's events; nullopt when it
+// holds none.
+enum class KeyEnd { kOldest, kNewest };
+Result<std::optional<EventKey>> EndKey(PartitionReader& reader, KeyEnd end);
+
 // Creates the schema if missing, upgrades an older one; checks user_version.
 Status InitPartitionSchema(Db& db, std::int64_t day);
 

@@ -1351,27 +1351,21 @@ Result<Neighbors> SqliteStore::FindNeighbors(const SearchRequest& req, const Nei
 Result<std::optional<TimeExtent>> SqliteStore::Extent(Clock::time_point /*deadline*/) {
   Lease lease = LeaseReaders();
   std::vector<std::int64_t> days = partitions_.DaysOverlapping(kMinEventTime, kMaxEventTime);
-  // The first partition, walking `days`, with an event: its min or max key.
-  auto end_key = [&](const char* sql) -> Result<std::optional<EventKey>> {
+  // The first partition, walking `days`, with an event: its oldest or newest key.
+  auto end_key = [&](KeyEnd end) -> Result<std::optional<EventKey>> {
     for (std::int64_t day : days) {
       auto reader = lease->For(day);
       if (!reader.ok()) return reader.status();
-      auto stmt = (*reader)->Statement(sql);
-      if (!stmt.ok()) return stmt.status();
-      const int rc = (*stmt)->Step();
-      std::optional<EventKey> key;
-      if (rc == SQLITE_ROW && !(*stmt)->IsNull(0)) key = (*stmt)->Int(0);
-      (*stmt)->Reset();
-      if (rc != SQLITE_ROW) return SqliteStatus(rc, (*reader)->db(), "extent");
-      if (key) return key;
+      auto key = EndKey(**reader, end);
+      if (!key.ok() || *key) return key;
     }
     return std::optional<EventKey>();
   };
-  auto last = end_key("SELECT max(key) FROM events");
+  auto last = end_key(KeyEnd::kNewest);
   if (!last.ok()) return last.status();
   if (!*last) return std::optional<TimeExtent>();
   std::reverse(days.begin(), days.end());
-  auto first = end_key("SELECT min(key) FROM events");
+  auto first = end_key(KeyEnd::kOldest);
   if (!first.ok()) return first.status();
   if (!*first) return std::optional<TimeExtent>();
   return std::optional<TimeExtent>(TimeExtent{KeyTime(**first), KeyTime(**last)});
