@@ -39,6 +39,7 @@
 #include "tests/common/http_client.h"
 #include "tests/common/stored_events.h"
 #include "tests/common/test_server.h"
+#include "tests/common/wait_for.h"
 
 namespace dashcam::testing::disk_full_test {
 namespace {
@@ -64,15 +65,6 @@ std::int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  while (!done()) {
-    if (Clock::now() > deadline) return false;
-    std::this_thread::sleep_for(50ms);
-  }
-  return true;
 }
 
 class DiskFullScenario {

@@ -23,6 +23,7 @@
 #include "storage/time_format.h"
 #include "tests/common/http_client.h"
 #include "tests/common/test_server.h"
+#include "tests/common/wait_for.h"
 
 namespace dashcam::testing::retention_test {
 namespace {
@@ -74,15 +75,6 @@ std::uint64_t MetricValue(HttpClient& client, const std::string& name) {
   const auto at = text.find("\n" + name + " ");
   if (at == std::string::npos) return 0;
   return std::stoull(text.substr(at + name.size() + 2));
-}
-
-bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return done();
 }
 
 // Whether `n` drops are done within 5 s. A drop moves the files aside first;
