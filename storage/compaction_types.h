@@ -15,6 +15,8 @@ namespace dashcam::storage {
 struct CompactionSteps {
   int merge_pages = 1000;   // FTS5 pages written per merge step (~4 KiB each)
   int vacuum_pages = 2000;  // database pages returned per incremental-vacuum step
+  // Events indexed per transaction when a day is re-indexed (partition_reindex.h).
+  int reindex_events = 10000;
 };
 
 // What compacting one partition did.
@@ -27,6 +29,12 @@ struct CompactionResult {
   // The index was one segment at the end: false when late events added
   // segments after the merge had started.
   bool fully_merged = false;
+  // Events indexed anew by a re-index (partition_reindex.h) swapped in
+  // before the merge; 0 when none was due or it was dropped.
+  std::uint64_t reindexed_events = 0;
+  // A re-index was due and did not finish (a write came meanwhile, or it
+  // failed): the day is to be compacted again.
+  bool reindex_pending = false;
 };
 
 struct CompactionPolicy {

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include "storage/partition_reindex.h"
 #include "storage/time_format.h"
 
 namespace dashcam::storage {
@@ -25,8 +26,12 @@ FileStat StatFile(const std::string& path) {
 }  // namespace
 
 Compactor::Compactor(CompactionPolicy policy, PartitionSet& partitions, ClockFn now, const Log& log,
-                     Metrics* metrics)
-    : policy_(std::move(policy)), partitions_(partitions), now_(std::move(now)), log_(log) {
+                     Metrics* metrics, RoomFn room)
+    : policy_(std::move(policy)),
+      partitions_(partitions),
+      now_(std::move(now)),
+      room_(std::move(room)),
+      log_(log) {
   status_.policy = policy_;
   if (metrics != nullptr) {
     compacted_ = &metrics->GetCounter("dashcam_compacted_partitions_total",
@@ -106,6 +111,32 @@ std::size_t Compactor::CheckNow() {
   return compacted;
 }
 
+Result<Compactor::Reindexed> Compactor::ReindexIfDue(const PartitionInfo& p, Db& db,
+                                                     const CompactionPace& pace) {
+  Reindexed out;
+  auto due = NeedsReindex(db);
+  if (!due.ok()) return due.status();
+  if (!*due) return out;
+  out.due = true;
+  if (room_ && !room_(p.bytes)) return out;  // the file's size: more than its index
+  auto r = ReindexPartition(db, policy_.steps, pace);
+  if (!r.ok()) {
+    // A failed re-index leaves the day as it was: it is still compacted.
+    if (r.status().code() != StatusCode::kUnavailable) {
+      log_.Error("reindex_failed",
+                 {{"partition", FormatDay(p.day)}, {"error", r.status().ToString()}});
+    }
+    return r.status();
+  }
+  out.swapped = r->swapped;
+  out.events = r->events;
+  if (!r->swapped) {
+    log_.Info("reindex_dropped", {{"partition", FormatDay(p.day)},
+                                  {"reason", "written to meanwhile; due again when quiet"}});
+  }
+  return out;
+}
+
 bool Compactor::CompactOne(const PartitionInfo& p) {
   {
     std::lock_guard lock(mu_);
@@ -122,9 +153,22 @@ bool Compactor::CompactOne(const PartitionInfo& p) {
     dropped = pin.status().code() == StatusCode::kUnavailable;  // no longer in the set
   } else {
     const PartitionPin& files = *pin;
-    r = CompactPartition(db, policy_.steps, [&](SteadyClock::duration step) {
+    const CompactionPace pace = [&](SteadyClock::duration step) {
       return !files->dropped() && Pause(step);
-    });
+    };
+    auto reindexed = ReindexIfDue(p, db, pace);
+    if (reindexed.ok() && reindexed->swapped) files->Renewed();
+    if (reindexed.ok() || reindexed.status().code() != StatusCode::kUnavailable) {
+      r = CompactPartition(db, policy_.steps, pace);
+    } else {
+      r = reindexed.status();  // stopped
+    }
+    // A re-index that failed was logged, and is tried again once the files
+    // change; one dropped for a write meanwhile, once the day is quiet.
+    if (r.ok() && reindexed.ok()) {
+      r->reindexed_events = reindexed->swapped ? reindexed->events : 0;
+      r->reindex_pending = reindexed->due && !reindexed->swapped;
+    }
     dropped = files->dropped();
   }
   db.Close();
@@ -140,9 +184,12 @@ bool Compactor::CompactOne(const PartitionInfo& p) {
                {{"partition", FormatDay(p.day)}, {"error", r.status().ToString()}});
     return false;
   }
-  // Late events that added segments meanwhile leave it due (once quiet again).
-  if (r->fully_merged) compacted_state_[p.day] = StateOf(p.path);
-  if (r->merge_steps == 0 && r->vacuum_steps == 0) return true;  // already compact
+  // Late events that added segments, or came during a re-index, leave it
+  // due (once quiet again).
+  if (r->fully_merged && !r->reindex_pending) compacted_state_[p.day] = StateOf(p.path);
+  if (r->merge_steps == 0 && r->vacuum_steps == 0 && r->reindexed_events == 0) {
+    return true;  // already compact
+  }
   const std::uint64_t returned =
       r->bytes_before > r->bytes_after ? r->bytes_before - r->bytes_after : 0;
   log_.Info("partition_compacted", {{"partition", FormatDay(p.day)},
@@ -150,6 +197,7 @@ bool Compactor::CompactOne(const PartitionInfo& p) {
                                     {"bytes_after", r->bytes_after},
                                     {"merge_steps", r->merge_steps},
                                     {"vacuum_steps", r->vacuum_steps},
+                                    {"reindexed_events", r->reindexed_events},
                                     {"returns_pages", r->returns_pages},
                                     {"seconds", seconds}});
   if (compacted_) compacted_->Add();

@@ -9,6 +9,12 @@
 // about what the late events added. So does a late event that arrives while
 // the index is being merged, when it leaves a segment of its own.
 //
+// A partition whose index an older dashcam made (partition_reindex.h) is
+// first re-indexed from its documents, then compacted. A write during the
+// re-index drops the new index, and leaves the day due again once quiet; so
+// does a lack of room for the new index beside the old (RoomFn). A failed
+// re-index is logged, and tried again only once the files change.
+//
 // The work is paced: after each step the compactor pauses as long as the step
 // took, so it takes at most half of one core from ingestion and queries. One
 // partition at a time, on one thread; Stop() interrupts it between two steps.
@@ -39,10 +45,15 @@ namespace dashcam::storage {
 class Compactor {
  public:
   using ClockFn = std::function<TimeMs()>;
+  // Whether the data directory may grow by `bytes` for a while: a re-index
+  // holds a day's old and new index at once, and a size limit (retention.h)
+  // would drop an older day for it. Called on the compactor's thread.
+  using RoomFn = std::function<bool(std::uint64_t bytes)>;
 
   // `partitions` and `metrics` (may be null) must outlive the compactor.
+  // `room` null: always room.
   Compactor(CompactionPolicy policy, PartitionSet& partitions, ClockFn now, const Log& log,
-            Metrics* metrics);
+            Metrics* metrics, RoomFn room = nullptr);
   ~Compactor();
   Compactor(const Compactor&) = delete;
   Compactor& operator=(const Compactor&) = delete;
@@ -70,6 +81,14 @@ class Compactor {
   // True when the partition was compacted or found compact; false when it
   // failed, or was stopped or dropped meanwhile.
   bool CompactOne(const PartitionInfo& p);
+  struct Reindexed {
+    bool due = false;      // the index was made under older rules
+    bool swapped = false;  // and was made anew
+    std::uint64_t events = 0;
+  };
+  // Re-indexes `db` (partition_reindex.h) when its meta says so. Errors:
+  // Unavailable when `pace` stopped it; a failure, logged.
+  Result<Reindexed> ReindexIfDue(const PartitionInfo& p, Db& db, const CompactionPace& pace);
   // Waits `d` unless stopping; false when stopping.
   bool Pause(std::chrono::steady_clock::duration d);
   void Run();
@@ -78,6 +97,7 @@ class Compactor {
   const CompactionPolicy policy_;
   PartitionSet& partitions_;
   const ClockFn now_;
+  const RoomFn room_;
   const Log& log_;
   Counter* compacted_ = nullptr;
   Counter* returned_bytes_ = nullptr;

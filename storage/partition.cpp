@@ -42,13 +42,18 @@ CREATE TABLE IF NOT EXISTS events(
   doc_id TEXT,
   source BLOB NOT NULL);
 CREATE UNIQUE INDEX IF NOT EXISTS events_doc_id ON events(doc_id) WHERE doc_id IS NOT NULL;
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-  message, attrs, content='', columnsize=0, tokenize='dashcam');
 CREATE TABLE IF NOT EXISTS replaced(key INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS vocab(term TEXT PRIMARY KEY) WITHOUT ROWID;
-INSERT INTO fts(fts, rank) VALUES('automerge', 16);
-INSERT INTO fts(fts, rank) VALUES('crisismerge', 64);
-INSERT INTO fts(fts, rank) VALUES('hashsize', 16777216);
+)sql";
+
+// The FTS5 index, as kSchemaSql's `fts` and as a re-index builds it anew
+// (partition_reindex.h). A format string: {0} is the table's name.
+constexpr const char* kFtsTableSql = R"sql(
+CREATE VIRTUAL TABLE {0} USING fts5(
+  message, attrs, content='', columnsize=0, tokenize='dashcam');
+INSERT INTO {0}({0}, rank) VALUES('automerge', 16);
+INSERT INTO {0}({0}, rank) VALUES('crisismerge', 64);
+INSERT INTO {0}({0}, rank) VALUES('hashsize', 16777216);
 )sql";
 
 // Since version 3: per-second and per-minute level counts, filled from the events
@@ -130,6 +135,10 @@ Result<int> UserVersion(Db& db) {
 
 }  // namespace
 
+Status CreateFtsTable(Db& db, std::string_view name) {
+  return db.Exec(fmt::format(kFtsTableSql, name));
+}
+
 Status InitPartitionSchema(Db& db, std::int64_t day) {
   auto version = UserVersion(db);
   if (!version.ok()) return version.status();
@@ -144,6 +153,7 @@ Status InitPartitionSchema(Db& db, std::int64_t day) {
   // event, and every day file is upgraded at the first start after an update.
   if (*version == 0) {
     s = db.Exec(kSchemaSql);
+    if (s.ok()) s = CreateFtsTable(db, "fts");
     // Only a new file indexes every keyword field's value as a keyword,
     // records every number, stores names by id (its events columns have
     // no type, so an id stays an integer) and has a term for every value.
@@ -621,17 +631,27 @@ Result<std::unique_ptr<PartitionReader>> PartitionReader::Open(const std::string
   if (auto s = RegisterNameFunction(r->db_.get()); !s.ok()) return s;
   sqlite3_busy_timeout(r->db_.get(), kBusyTimeoutMs);
   if (auto s = r->db_.Exec(fmt::format("PRAGMA cache_size=-{}", cache_kib)); !s.ok()) return s;
-  // Unknown (no meta yet) reads as legacy: slower queries, never wrong ones.
-  auto meta =
-      r->db_.Prepare(fmt::format("SELECT key, value FROM meta WHERE key IN ('{}', '{}', '{}')",
-                                 kKeywordFieldsMeta, kNumberRangesMeta, kFieldTermsMeta));
-  while (meta.ok() && meta->Step() == SQLITE_ROW) {
-    const std::string_view key = meta->Text(0), value = meta->Text(1);
-    if (key == kKeywordFieldsMeta) r->indexed_keywords_ = value;
-    if (key == kNumberRangesMeta) r->numbers_recorded_ = value == "all";
-    if (key == kFieldTermsMeta) r->field_terms_recorded_ = value == "all";
-  }
+  r->ReadMeta();  // a file without meta yet reads as legacy
   return r;
+}
+
+// Unknown (no meta yet, or not readable) reads as legacy: slower queries,
+// never wrong ones.
+Status PartitionReader::ReadMeta() {
+  indexed_keywords_.clear();
+  numbers_recorded_ = false;
+  field_terms_recorded_ = false;
+  auto meta = db_.Prepare(fmt::format("SELECT key, value FROM meta WHERE key IN ('{}', '{}', '{}')",
+                                      kKeywordFieldsMeta, kNumberRangesMeta, kFieldTermsMeta));
+  if (!meta.ok()) return meta.status();
+  int rc;
+  while ((rc = meta->Step()) == SQLITE_ROW) {
+    const std::string_view key = meta->Text(0), value = meta->Text(1);
+    if (key == kKeywordFieldsMeta) indexed_keywords_ = value;
+    if (key == kNumberRangesMeta) numbers_recorded_ = value == "all";
+    if (key == kFieldTermsMeta) field_terms_recorded_ = value == "all";
+  }
+  return rc == SQLITE_DONE ? Status::Ok() : db_.Check(rc, "read meta");
 }
 
 Result<Stmt*> PartitionReader::Statement(const std::string& sql) {

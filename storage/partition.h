@@ -251,6 +251,9 @@ class PartitionReader {
   bool numbers_recorded() const { return numbers_recorded_; }
   // True when every value of an indexed field has an index term (see meta).
   bool field_terms_recorded() const { return field_terms_recorded_; }
+  // Reads the three above from meta again (Open reads them first): after a
+  // re-index has changed them (partition_reindex.h).
+  Status ReadMeta();
 
  private:
   PartitionReader() = default;
@@ -268,6 +271,10 @@ inline constexpr TimeMs kMsPerMinute = 60'000;
 // holds none.
 enum class KeyEnd { kOldest, kNewest };
 Result<std::optional<EventKey>> EndKey(PartitionReader& reader, KeyEnd end);
+
+// Creates the FTS5 index table `name` as the schema's `fts` is made, with
+// its settings. Runs in the caller's transaction.
+Status CreateFtsTable(Db& db, std::string_view name);
 
 // Creates the schema if missing, upgrades an older one; checks user_version.
 Status InitPartitionSchema(Db& db, std::int64_t day);

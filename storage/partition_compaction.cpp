@@ -26,23 +26,21 @@ Result<std::uint64_t> DatabaseBytes(Db& db) {
   return static_cast<std::uint64_t>(*pages) * static_cast<std::uint64_t>(*size);
 }
 
-// One FTS5 'merge' step of `pages` pages (negative: start a merge of every
-// segment, whatever its level). True when it did work: FTS5 documents that a
-// step which changed fewer than two rows found nothing to merge.
-Result<bool> MergeStep(Db& db, int pages) {
+}  // namespace
+
+Result<bool> FtsMergeStep(Db& db, std::string_view table, int pages) {
   const int before = sqlite3_total_changes(db.get());
-  if (auto s = db.Exec(fmt::format("INSERT INTO fts(fts, rank) VALUES('merge', {})", pages));
+  if (auto s =
+          db.Exec(fmt::format("INSERT INTO {0}({0}, rank) VALUES('merge', {1})", table, pages));
       !s.ok()) {
     return s;
   }
   return sqlite3_total_changes(db.get()) - before >= 2;
 }
 
-Status Stopped() {
+Status CompactionStopped() {
   return Status::Unavailable("compaction stopped");
 }
-
-}  // namespace
 
 Status OpenForCompaction(const std::string& path, Db& db) {
   if (auto s = db.Open(path, SQLITE_OPEN_READWRITE); !s.ok()) return s;
@@ -66,11 +64,11 @@ Result<CompactionResult> CompactPartition(Db& db, const CompactionSteps& steps,
   // merge whenever a late event has added a segment meanwhile (FTS5's docs).
   for (int pages = -steps.merge_pages;; pages = steps.merge_pages) {
     const auto t0 = SteadyClock::now();
-    auto worked = MergeStep(db, pages);
+    auto worked = FtsMergeStep(db, "fts", pages);
     if (!worked.ok()) return worked.status();
     if (!*worked) break;
     ++out.merge_steps;
-    if (!pace(SteadyClock::now() - t0)) return Stopped();
+    if (!pace(SteadyClock::now() - t0)) return CompactionStopped();
   }
 
   while (out.returns_pages) {
@@ -83,7 +81,7 @@ Result<CompactionResult> CompactPartition(Db& db, const CompactionSteps& steps,
       return s;
     }
     ++out.vacuum_steps;
-    if (!pace(SteadyClock::now() - t0)) return Stopped();
+    if (!pace(SteadyClock::now() - t0)) return CompactionStopped();
   }
 
   // The steps went through the WAL; give its space back too. A reader or the
@@ -100,7 +98,7 @@ Result<CompactionResult> CompactPartition(Db& db, const CompactionSteps& steps,
 
 Result<bool> FtsFullyMerged(Db& db) {
   if (auto s = db.Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
-  auto worked = MergeStep(db, -1);
+  auto worked = FtsMergeStep(db, "fts", -1);
   db.Exec("ROLLBACK");
   if (!worked.ok()) return worked.status();
   return !*worked;

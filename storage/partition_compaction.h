@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "storage/compaction_types.h"
 #include "storage/sqlite_db.h"
@@ -45,6 +46,15 @@ Status OpenForCompaction(const std::string& path, Db& db);
 // count.
 Result<CompactionResult> CompactPartition(Db& db, const CompactionSteps& steps,
                                           const CompactionPace& pace);
+
+// One FTS5 'merge' step of `pages` pages on FTS5 table `table` (negative:
+// start a merge of every segment, whatever its level). True when it did
+// work: FTS5 documents that a step which changed fewer than two rows found
+// nothing to merge.
+Result<bool> FtsMergeStep(Db& db, std::string_view table, int pages);
+
+// What a compaction step returns when its pace stopped it.
+Status CompactionStopped();
 
 // Whether the FTS5 index of `db` is a single segment: a merge step started
 // the way CompactPartition starts one would do nothing. Runs that step,

@@ -41,11 +41,17 @@ class PartitionFiles {
   // True once the partition has been dropped or quarantined: connections
   // open on it still read, but no new one should be opened.
   bool dropped() const { return dropped_.load(std::memory_order_acquire); }
+  // Changes when the file's index is replaced (a re-index: partition_reindex.h).
+  // Connections opened before read on correctly, but take the new index's
+  // meta (and so its faster query plans) only once they read it again.
+  std::uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+  void Renewed() { generation_.fetch_add(1, std::memory_order_acq_rel); }
 
  private:
   friend class PartitionSet;
   const std::string path_;
   std::atomic<bool> dropped_{false};
+  std::atomic<std::uint64_t> generation_{0};
   std::vector<std::string> unlink_on_release_;  // set once, under the set's files lock
 };
 using PartitionPin = std::shared_ptr<PartitionFiles>;

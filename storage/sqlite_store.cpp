@@ -36,10 +36,18 @@ class SqliteStore::ReaderSet {
   ReaderSet(PartitionSet& parts, int cache_kib) : parts_(parts), cache_kib_(cache_kib) {}
 
   // A connection to `day`'s partition. One opened before the partition was
-  // dropped keeps reading it (its pin keeps the files) until EvictDropped.
+  // dropped keeps reading it (its pin keeps the files) until EvictDropped;
+  // one opened before its index was renewed reads its meta again.
   Result<PartitionReader*> For(std::int64_t day) {
     auto it = readers_.find(day);
-    if (it != readers_.end()) return it->second.reader.get();
+    if (it != readers_.end()) {
+      Open& open = it->second;
+      if (const std::uint64_t now = open.pin->generation(); now != open.generation) {
+        open.generation = now;  // loaded before the read: a later change is seen next time
+        if (Status s = open.reader->ReadMeta(); !s.ok()) return s;
+      }
+      return open.reader.get();
+    }
     std::unique_ptr<PartitionReader> reader;
     auto pin = parts_.OpenPinned(day, [&](const std::string& path) -> Status {
       auto opened = PartitionReader::Open(path, cache_kib_);
@@ -56,6 +64,10 @@ class SqliteStore::ReaderSet {
     auto& entry = readers_[day];
     entry.pin = std::move(*pin);
     entry.reader = std::move(reader);
+    // Open read the meta before this load; a re-index between the two
+    // would go unseen, so the meta is read once more after it.
+    entry.generation = entry.pin->generation();
+    if (Status s = entry.reader->ReadMeta(); !s.ok()) return s;
     return entry.reader.get();
   }
 
@@ -68,6 +80,7 @@ class SqliteStore::ReaderSet {
   struct Open {
     PartitionPin pin;  // declared first: released after the connection closes
     std::unique_ptr<PartitionReader> reader;
+    std::uint64_t generation = 0;  // the pin's when the connection was opened
   };
   PartitionSet& parts_;
   const int cache_kib_;
@@ -723,8 +736,16 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(SqliteStoreOptions option
   if (auto s = store->QuarantineDamaged(); !s.ok()) return s;
   SqliteStore* self = store.get();
   auto now = self->options_.now ? self->options_.now : WallClockMs;
+  Compactor::RoomFn room;
+  if (const std::uint64_t limit = self->options_.retention.max_disk_bytes; limit > 0) {
+    room = [self, limit](std::uint64_t bytes) {
+      std::uint64_t used = 0;
+      for (const PartitionInfo& p : self->partitions_.List()) used += p.bytes;
+      return used + bytes <= limit;
+    };
+  }
   store->compactor_ = std::make_unique<Compactor>(self->options_.compaction, self->partitions_, now,
-                                                  log, self->options_.metrics);
+                                                  log, self->options_.metrics, std::move(room));
   store->retention_ = std::make_unique<RetentionEnforcer>(
       self->options_.retention, [self] { return self->partitions_.List(); },
       [self](std::int64_t day) { return self->DropPartition(day); }, std::move(now), log,

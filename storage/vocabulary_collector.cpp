@@ -1,6 +1,9 @@
 #include "storage/vocabulary_collector.h"
 
 #include <algorithm>
+#include <string_view>
+
+#include <fmt/format.h>
 
 #include "storage/attrs_codec.h"
 
@@ -98,8 +101,9 @@ bool IsExpandableTerm(std::string_view term) {
   return sep + 1 < term.size() && term[sep + 1] != kNumberMark && term[sep + 1] != kArraySeparator;
 }
 
-Status BackfillVocabulary(Db& db) {
-  if (auto s = db.Exec("CREATE VIRTUAL TABLE temp.dc_backfill USING fts5vocab(main, fts, row)");
+Status BackfillVocabulary(Db& db, std::string_view fts_table) {
+  if (auto s = db.Exec(fmt::format(
+          "CREATE VIRTUAL TABLE temp.dc_backfill USING fts5vocab(main, {}, row)", fts_table));
       !s.ok()) {
     return s;
   }

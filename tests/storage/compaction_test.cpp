@@ -13,8 +13,10 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "storage/document_reader.h"
 #include "storage/fts_tokenizer.h"
 #include "storage/partition.h"
+#include "storage/partition_reindex.h"
 #include "storage/sqlite_store.h"
 #include "storage/time_format.h"
 #include "tests/common/test_server.h"
@@ -39,6 +41,25 @@ Record Event(std::int64_t day, int i) {
   r.index = "logs";
   r.fields.push_back(Field{"user.name", Field::Type::kString, fmt::format("user{}", i % 13), 0});
   r.source = fmt::format("ev{}", i);
+  return r;
+}
+
+// Event(day, i) as ingest makes it: a JSON source, its message and fields
+// as DocumentReader reads them (record.h), so that a re-index from the
+// documents (partition_reindex.h) gives the index the writer made.
+Record JsonEvent(std::int64_t day, int i) {
+  const Record plain = Event(day, i);
+  Record r;
+  r.ts_ms = plain.ts_ms;
+  r.index = plain.index;
+  r.source = fmt::format(R"({{"message":"{}","log":{{"level":"{}"}},"user":{{"name":"user{}"}}}})",
+                         plain.message, plain.level, i % 13);
+  DocumentReader reader;
+  DocumentView view;
+  EXPECT_TRUE(reader.ReadUnpadded(r.source, view).ok()) << r.source;
+  r.message = view.message.value_or("");
+  r.level = view.level.value_or("");
+  r.fields = std::move(view.fields);
   return r;
 }
 
@@ -100,11 +121,14 @@ class CompactionTest : public ::testing::Test {
     const AppendResult r = result.get();
     ASSERT_TRUE(r.status.ok()) << r.status.ToString();
   }
-  // Events [first, first + n) of `day` in commits of `per_commit`.
-  void AppendEvents(std::int64_t day, int first, int n, int per_commit) {
+  // Events [first, first + n) of `day` in commits of `per_commit`; JsonEvent
+  // when `json`, else Event.
+  void AppendEvents(std::int64_t day, int first, int n, int per_commit, bool json = false) {
     for (int i = first; i < first + n; i += per_commit) {
       std::vector<Record> batch;
-      for (int j = i; j < std::min(first + n, i + per_commit); ++j) batch.push_back(Event(day, j));
+      for (int j = i; j < std::min(first + n, i + per_commit); ++j) {
+        batch.push_back(json ? JsonEvent(day, j) : Event(day, j));
+      }
       Append(std::move(batch));
     }
   }
@@ -287,6 +311,94 @@ TEST_F(CompactionTest, OlderFilesAreMergedButKeepTheirSize) {
   EXPECT_FALSE(status.last->result.returns_pages);
   EXPECT_EQ(status.last->result.vacuum_steps, 0);
   EXPECT_GT(status.last->result.merge_steps, 0);
+}
+
+TEST_F(CompactionTest, AReindexMeetingALateEventIsDroppedAndTheNextOneTakesIt) {
+  AppendEvents(kPastDay, 0, 2'000, 250, /*json=*/true);
+  Db db;
+  ASSERT_TRUE(OpenForCompaction(PastPath(), db).ok());
+  ASSERT_TRUE(db.Exec("DELETE FROM meta WHERE key = 'field_terms'").ok());  // an older file
+  const Answers answers = Probe();
+  const auto needs = [&] {
+    auto due = NeedsReindex(db);
+    EXPECT_TRUE(due.ok()) << due.status().ToString();
+    return due.ok() && *due;
+  };
+  ASSERT_TRUE(needs());
+  CompactionSteps steps;
+  steps.reindex_events = 100;
+  Record late = JsonEvent(kPastDay, 7);
+  late.message = "late arrival";
+  late.source = R"({"message":"late arrival"})";
+  int paced = 0;
+  auto dropped = ReindexPartition(db, steps, [&](auto) {
+    if (++paced == 5) Append({late});  // between two steps of the build
+    return true;
+  });
+  ASSERT_TRUE(dropped.ok()) << dropped.status().ToString();
+  EXPECT_FALSE(dropped->swapped);
+  EXPECT_TRUE(needs());
+  auto left = db.Prepare("SELECT count(*) FROM sqlite_master WHERE name LIKE 'fts_reindex%'");
+  ASSERT_TRUE(left.ok() && left->Step() == SQLITE_ROW);
+  EXPECT_EQ(left->Int(0), 0);
+  left->Reset();
+  EXPECT_EQ(Find({"late", "arrival"}).first, 1u);
+
+  // A reader opened before the swap reads on, and takes the new meta when
+  // it reads it again.
+  auto reader = PartitionReader::Open(PastPath(), 1024);
+  ASSERT_TRUE(reader.ok());
+  EXPECT_FALSE((*reader)->field_terms_recorded());
+  auto taken = ReindexPartition(db, steps, [](auto) { return true; });
+  ASSERT_TRUE(taken.ok()) << taken.status().ToString();
+  EXPECT_TRUE(taken->swapped);
+  EXPECT_EQ(taken->events, 2'001u);
+  EXPECT_FALSE(needs());
+  EXPECT_FALSE((*reader)->field_terms_recorded());
+  ASSERT_TRUE((*reader)->ReadMeta().ok());
+  EXPECT_TRUE((*reader)->field_terms_recorded());
+  EXPECT_EQ(Find({"late", "arrival"}).first, 1u);
+  EXPECT_EQ(Probe(), answers);
+  db.Close();
+  const FileFacts after = Facts(PastPath());
+  EXPECT_EQ(after.integrity, "ok");
+  EXPECT_TRUE(after.fully_merged);
+}
+
+TEST_F(CompactionTest, AnOlderDayIsReindexedWhenThereIsRoomForItsNewIndex) {
+  AppendEvents(kPastDay, 0, 1'500, 300, /*json=*/true);
+  {
+    Db db;
+    ASSERT_TRUE(OpenForCompaction(PastPath(), db).ok());
+    ASSERT_TRUE(db.Exec("DELETE FROM meta WHERE key = 'field_terms'").ok());
+  }
+  ASSERT_TRUE(set_.Discover().ok());
+  const Answers answers = Probe();
+  std::uint64_t asked = 0;
+  bool room = false;
+  Compactor compactor(
+      Policy(1000, 2000), set_, [] { return kNow; }, log_, nullptr,
+      [&](std::uint64_t bytes) {
+        asked = bytes;
+        return room;
+      });
+  EXPECT_EQ(compactor.CheckNow(), 1u);  // merged, not re-indexed
+  EXPECT_GT(asked, 0u);                 // the size of the day's files
+  ASSERT_TRUE(compactor.Status().last);
+  EXPECT_EQ(compactor.Status().last->result.reindexed_events, 0u);
+  EXPECT_TRUE(compactor.Status().last->result.reindex_pending);
+  room = true;
+  EXPECT_EQ(compactor.CheckNow(), 1u);  // still due: now re-indexed
+  EXPECT_EQ(compactor.Status().last->result.reindexed_events, 1'500u);
+  EXPECT_FALSE(compactor.Status().last->result.reindex_pending);
+  EXPECT_EQ(compactor.CheckNow(), 0u);  // and done
+  auto pin = set_.OpenPinned(kPastDay, [](const std::string&) { return Status::Ok(); });
+  ASSERT_TRUE(pin.ok());
+  EXPECT_EQ((*pin)->generation(), 1u);  // readers take the new meta
+  EXPECT_EQ(Probe(), answers);
+  const FileFacts after = Facts(PastPath());
+  EXPECT_EQ(after.integrity, "ok");
+  EXPECT_TRUE(after.fully_merged);
 }
 
 }  // namespace dashcam::storage::compaction_test

@@ -1,0 +1,70 @@
+// Re-indexing a past day's partition from its stored documents.
+//
+// An event's index entry is what its writer fed FTS5: EncodeMessage of the
+// Record's message and EncodeAttrs of its fields and index name
+// (PartitionWriter), and a Record's message and fields are what
+// DocumentReader reads from its source (record.h). So the index can be made
+// again from the `events` table alone, under today's rules: a term for every
+// value of an indexed field (meta "field_terms") and today's keyword fields
+// (meta "keyword_fields"). A file written by an older dashcam
+// (NeedsReindex) then gets today's query plans: `_exists_` from the index,
+// keyword values as one term without a row check. The entries that replaced
+// events left stale are gone as well.
+//
+// The new index is built beside the old one, in table `fts_reindex`: steps of
+// a bounded number of events in key order, each its own transaction; then
+// FTS5 merge steps into one segment; then its terms go into `vocab`. The
+// writer and the readers go on meanwhile (WAL). Last, one transaction swaps
+// it in: drops `fts`, renames the new table `fts`, and records the rules in
+// meta. It does so only if no other connection has written to the file
+// since the build began (PRAGMA data_version), since a late event could lack
+// an entry; otherwise the new index is dropped, and the day is re-indexed
+// the next time it is compacted.
+//
+// A reader that compiled its query against the old meta stays right on the
+// new index, only slower: a keyword field the old meta does not list is
+// matched as a keyword term or as text, then on the row, and `_exists_`
+// without field_terms on the rows. A connection reads the new meta once
+// reopened (PartitionFiles::generation).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "storage/compaction_types.h"
+#include "storage/partition_compaction.h"
+#include "storage/sqlite_db.h"
+#include "storage/status.h"
+
+namespace dashcam::storage {
+
+// The table a re-index builds its index in, until the swap.
+inline constexpr const char* kReindexTable = "fts_reindex";
+
+// Whether `db`'s meta says its index was made under older rules than
+// today's.
+Result<bool> NeedsReindex(Db& db);
+
+// Creates FTS5 table `table` (CreateFtsTable) and indexes every event of
+// `db` in it, in key order, `events_per_step` events a transaction, then
+// merges it into one segment (`merge_pages` a step). `pace` as compaction's;
+// false stops with Unavailable, leaving the table as far as it got. Adds to
+// `*indexed` the events indexed. Registers what it reads documents with
+// (dc_source, dc_name) on `db`, which must be open for compaction
+// (OpenForCompaction).
+Status BuildIndexFromDocuments(Db& db, std::string_view table, const CompactionSteps& steps,
+                               const CompactionPace& pace, std::uint64_t* indexed);
+
+struct ReindexResult {
+  std::uint64_t events = 0;  // indexed anew
+  bool swapped = false;      // false: another connection wrote meanwhile, nothing changed
+};
+
+// Re-indexes `db` as the file comment says. Dropping a table left by an
+// interrupted re-index comes first. Errors: Unavailable when `pace` stopped
+// it (the new table stays until the next attempt drops it); what SQLite or
+// a document that cannot be read gave.
+Result<ReindexResult> ReindexPartition(Db& db, const CompactionSteps& steps,
+                                       const CompactionPace& pace);
+
+}  // namespace dashcam::storage
