@@ -363,6 +363,13 @@ TEST_F(CompactionTest, AReindexMeetingALateEventIsDroppedAndTheNextOneTakesIt) {
   const FileFacts after = Facts(PastPath());
   EXPECT_EQ(after.integrity, "ok");
   EXPECT_TRUE(after.fully_merged);
+  // The writer, whose connection had the file open all along, writes into
+  // the new index.
+  late.source = R"({"message":"later arrival"})";
+  late.message = "later arrival";
+  Append({late});
+  EXPECT_EQ(Find({"arrival"}).first, 2u);
+  EXPECT_EQ(Facts(PastPath()).integrity, "ok");
 }
 
 TEST_F(CompactionTest, AnOlderDayIsReindexedWhenThereIsRoomForItsNewIndex) {
