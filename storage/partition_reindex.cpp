@@ -66,7 +66,7 @@ class DocumentIndexer {
     read_.Bind(1, next_after_);
     read_.Bind(2, std::int64_t{n});
     int rows = 0;
-    int rc;
+    int rc = SQLITE_DONE;
     Status s;
     while (s.ok() && (rc = read_.Step()) == SQLITE_ROW) {
       ++rows;
