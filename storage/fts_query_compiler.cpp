@@ -453,6 +453,8 @@ Result<Fts> Compiler::ExistsExact(const Node& n) {
 Result<std::string> Compiler::RangeCondition(const query::Range& r) {
   std::int64_t lo = 0, hi = 0;
   if (auto s = TimestampKeyBounds(r, lo, hi); !s.ok()) return s;
+  // True of every event the query runs on (CompileOptions::from, to).
+  if (lo <= FirstKeyAt(options_.from) && hi >= FirstKeyAt(options_.to) - 1) return std::string("1");
   return fmt::format("e.key BETWEEN ?{} AND ?{}", Param(lo), Param(hi));
 }
 
@@ -842,7 +844,7 @@ Status Compiler::Run(const Node& root) {
     if (*e) continue;  // the driver says it all
     auto cond = Condition(c, driving[i].has_value());
     if (!cond.ok()) return cond.status();
-    rest.push_back("(" + *cond + ")");
+    if (*cond != "1") rest.push_back("(" + *cond + ")");
   }
   if (!positive.empty()) out_.fts = AllOf(positive, negative);
   std::string where;
@@ -861,6 +863,18 @@ std::string QuoteFtsString(std::string_view text) {
   }
   out.push_back('"');
   return out;
+}
+
+void NarrowToTimestampRanges(const Node& root, TimeMs& from, TimeMs& to) {
+  const auto narrow = [&](const Node& n) {
+    if (n.kind != NodeKind::kRange || n.range.field != query::kTimestampField) return;
+    std::int64_t lo = 0, hi = 0;
+    if (!TimestampKeyBounds(n.range, lo, hi).ok()) return;
+    if (!n.range.lower.empty()) from = std::max(from, KeyTime(lo));
+    if (!n.range.upper.empty()) to = std::min(to, KeyTime(hi + 1));
+  };
+  if (root.kind != NodeKind::kAnd) return narrow(root);
+  for (const Node& c : root.children) narrow(c);
 }
 
 double ExistsIndexShare(double events, double in_range, std::size_t stops_after) {

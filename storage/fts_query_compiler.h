@@ -106,11 +106,22 @@ struct CompileOptions {
   // How the caller reads the matches, which decides between the index and
   // rows for Exists (ExistsIndexShare): the time range [from, to), and how
   // many matches one statement reads before it stops (a page and a capped
-  // count; 0: every match of the range).
+  // count; 0: every match of the range). The compiled query is run only on
+  // events in [from, to): a @timestamp range holding all of it is true of
+  // each of them, and is left out of the SQL.
   TimeMs from = kMinEventTime;
   TimeMs to = kMaxEventTime;
   std::size_t stops_after = 10'100;
 };
+
+// Narrows [from, to) to the @timestamp ranges every match of `root` lies
+// in: `root` itself, or the children of a root AND. Elasticsearch clients
+// (Grafana, Kibana) put their time picker's range there, as a filter, rather
+// than in the request's own range; narrowed, the request reads only the
+// days and keys of that range, and the range itself (CompileOptions: from,
+// to) costs no row check. A bound that cannot be read narrows nothing (the
+// compiler names it).
+void NarrowToTimestampRanges(const query::Node& root, TimeMs& from, TimeMs& to);
 
 // Reading a field's index terms costs about 1/kRowToTermCost of checking a
 // row, per event that has the field (1M bench events in a day: FTS5 merged

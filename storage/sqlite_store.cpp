@@ -146,11 +146,6 @@ std::string CountSql(const CompiledQuery& q) {
                      Candidates(q, false).from_where);
 }
 
-std::string HistogramSql(const CompiledQuery& q) {
-  const MatchClause m = Candidates(q, false);
-  return fmt::format("SELECT ({} >> 20) / ?5, count(*) {} GROUP BY 1", m.key, m.from_where);
-}
-
 void BindQuery(Stmt& stmt, const CompiledQuery& q, EventKey lo, EventKey hi, std::int64_t limit) {
   if (q.fts) stmt.Bind(1, *q.fts);
   stmt.Bind(2, lo);
@@ -217,6 +212,15 @@ CompileOptions Reading(TimeMs from, TimeMs to, std::size_t stops_after) {
   options.to = to;
   options.stops_after = stops_after;
   return options;
+}
+
+// The time range [from, to) a request reads: within the times events may
+// have, and within the @timestamp ranges its query holds every match to
+// (NarrowToTimestampRanges).
+std::pair<TimeMs, TimeMs> ReadRange(const SearchRequest& req) {
+  TimeMs from = std::max(req.from, kMinEventTime), to = std::min(req.to, kMaxEventTime);
+  if (req.query != nullptr) NarrowToTimestampRanges(*req.query, from, to);
+  return {from, to};
 }
 
 // `root` compiled for one partition, read as `options` says: wildcard and
@@ -865,8 +869,7 @@ Result<SearchPage> SqliteStore::Search(const SearchRequest& req) {
   // Errors that do not depend on a partition surface even with none.
   auto checked = CompileFtsQuery(*req.query);
   if (!checked.ok()) return checked.status();
-  const TimeMs from = std::max(req.from, kMinEventTime);
-  const TimeMs to = std::min(req.to, kMaxEventTime);
+  const auto [from, to] = ReadRange(req);
   // A page and a capped count.
   CompiledByDay compiled(*req.query, req.deadline,
                          Reading(from, to, std::max<std::size_t>(1, req.count_limit + req.limit)));
@@ -889,37 +892,6 @@ Result<SearchPage> SqliteStore::Search(const SearchRequest& req) {
     page.next = page.hits.back().key;
   }
   return page;
-}
-
-Result<std::vector<HistogramBucket>> SqliteStore::Histogram(const SearchRequest& req,
-                                                            TimeMs interval) {
-  if (req.query == nullptr || interval <= 0)
-    return Status::InvalidArgument("bad histogram request");
-  if (auto checked = CompileFtsQuery(*req.query); !checked.ok()) return checked.status();
-  const TimeMs from = std::max(req.from, kMinEventTime), to = std::min(req.to, kMaxEventTime);
-  std::map<TimeMs, std::uint64_t> counts;
-  if (from >= to) return std::vector<HistogramBucket>();
-  Lease lease = LeaseReaders();
-  for (std::int64_t day : partitions_.DaysOverlapping(from, to)) {
-    auto reader = lease->For(day);
-    if (!reader.ok()) return reader.status();
-    auto compiled = CompileFor(**reader, *req.query, req.deadline, Reading(from, to, 0));
-    if (!compiled.ok()) return compiled.status();
-    auto stmt = (*reader)->Statement(HistogramSql(*compiled));
-    if (!stmt.ok()) return stmt.status();
-    DeadlineGuard guard((*reader)->db(), req.deadline);
-    BindQuery(**stmt, *compiled, FirstKeyAt(from), FirstKeyAt(to) - 1, 0);
-    (*stmt)->Bind(5, interval);
-    int rc;
-    while ((rc = (*stmt)->Step()) == SQLITE_ROW) {
-      counts[(*stmt)->Int(0) * interval] += static_cast<std::uint64_t>((*stmt)->Int(1));
-    }
-    (*stmt)->Reset();
-    if (rc != SQLITE_DONE) return SqliteStatus(rc, (*reader)->db(), "histogram");
-  }
-  std::vector<HistogramBucket> out;
-  for (const auto& [start, n] : counts) out.push_back({start, n});
-  return out;
 }
 
 // The events in key order, as the exploration's other row scans read them.
@@ -1010,8 +982,14 @@ Status RunScan(PartitionReader& reader, const std::string& sql, const CompiledQu
 Result<ScanPage> SqliteStore::Scan(const ScanRequest& req) {
   if (req.query == nullptr) return Status::InvalidArgument("no query");
   if (auto checked = CompileFtsQuery(*req.query); !checked.ok()) return checked.status();
-  const EventKey lo = std::max(req.lo, FirstKeyAt(kMinEventTime));
-  const EventKey hi = std::min(req.hi, FirstKeyAt(kMaxEventTime) - 1);
+  EventKey lo = std::max(req.lo, FirstKeyAt(kMinEventTime));
+  EventKey hi = std::min(req.hi, FirstKeyAt(kMaxEventTime) - 1);
+  if (lo <= hi) {
+    TimeMs from = KeyTime(lo), to = KeyTime(hi) + 1;
+    NarrowToTimestampRanges(*req.query, from, to);
+    lo = std::max(lo, FirstKeyAt(from));
+    hi = std::min(hi, FirstKeyAt(to) - 1);
+  }
   // A statement per page.
   CompiledByDay compiled(
       *req.query, req.deadline,
@@ -1206,17 +1184,71 @@ Result<std::vector<std::string>> SampleSplitKeys(const ReaderFor& reader_for,
 
 }  // namespace
 
+Result<std::vector<HistogramBucket>> SqliteStore::Histogram(const SearchRequest& req,
+                                                            TimeMs interval) {
+  if (req.query == nullptr || interval <= 0)
+    return Status::InvalidArgument("bad histogram request");
+  if (auto checked = CompileFtsQuery(*req.query); !checked.ok()) return checked.status();
+  const auto [from, to] = ReadRange(req);
+  if (from >= to) return std::vector<HistogramBucket>();
+  if (HistogramAccumulator::CheckBucketCount(from, to, interval).ok()) {
+    // The explorer's histogram has the same buckets, and counts all events
+    // from the per-second or per-minute level counts instead of every key.
+    HistogramSpec spec;
+    spec.interval = interval;
+    auto table = Histogram(req, spec);
+    if (!table.ok()) return table.status();
+    std::vector<HistogramBucket> out;
+    for (const HistogramTable::Bucket& b : table->buckets) {
+      if (b.total.count > 0) out.push_back({b.start, b.total.count});
+    }
+    return out;
+  }
+  // More buckets than it allows: the non-empty ones, from every matching
+  // key.
+  std::map<TimeMs, std::uint64_t> counts;
+  Lease lease = LeaseReaders();
+  for (std::int64_t day : partitions_.DaysOverlapping(from, to)) {
+    auto reader = lease->For(day);
+    if (!reader.ok()) return reader.status();
+    auto compiled = CompileFor(**reader, *req.query, req.deadline, Reading(from, to, 0));
+    if (!compiled.ok()) return compiled.status();
+    // The keys in order, counted here a bucket at a time: SQLite's GROUP BY
+    // over them sorts every row (745k matches of `epoch` in a 1M-event day:
+    // 129 ms grouped, 27 ms read in order; tests/bench/dense_rowids).
+    TimeMs bucket = 0;
+    std::uint64_t n = 0;
+    auto s = ForEachRow(**reader, RowsSql(*compiled, "0", false, false), *compiled,
+                        FirstKeyAt(from), FirstKeyAt(to) - 1, req.deadline, [&](const Stmt& row) {
+                          const TimeMs b = KeyTime(row.Int(0)) / interval * interval;
+                          if (b != bucket && n > 0) {
+                            counts[bucket] += n;
+                            n = 0;
+                          }
+                          bucket = b;
+                          ++n;
+                          return true;
+                        });
+    if (!s.ok()) return s;
+    if (n > 0) counts[bucket] += n;
+  }
+  std::vector<HistogramBucket> out;
+  for (const auto& [start, n] : counts) out.push_back({start, n});
+  return out;
+}
+
 Result<HistogramTable> SqliteStore::Histogram(const SearchRequest& req, const HistogramSpec& spec) {
   if (req.query == nullptr || spec.interval <= 0)
     return Status::InvalidArgument("bad histogram request");
-  const TimeMs from = std::max(req.from, kMinEventTime), to = std::min(req.to, kMaxEventTime);
+  const auto [from, to] = ReadRange(req);
   if (from >= to) return HistogramTable{};
   if (Status s = HistogramAccumulator::CheckBucketCount(from, to, spec.interval); !s.ok()) {
     return s;
   }
-  // Compiled without a vocabulary: whether it matches everything does not
-  // depend on one, and errors that do not depend on a partition surface.
-  auto checked = CompileFtsQuery(*req.query);
+  // Compiled without a vocabulary: whether it matches everything in the
+  // range does not depend on one, and errors that do not depend on a
+  // partition surface.
+  auto checked = CompileFtsQuery(*req.query, nullptr, Reading(from, to, 0));
   if (!checked.ok()) return checked.status();
   CompiledByDay compiled(*req.query, req.deadline, Reading(from, to, 0));
   Lease lease = LeaseReaders();
@@ -1265,7 +1297,7 @@ Result<FieldsSummary> SqliteStore::SummarizeFields(const SearchRequest& req,
                                                    const FieldsSpec& spec) {
   if (req.query == nullptr) return Status::InvalidArgument("no query");
   if (auto checked = CompileFtsQuery(*req.query); !checked.ok()) return checked.status();
-  const TimeMs from = std::max(req.from, kMinEventTime), to = std::min(req.to, kMaxEventTime);
+  const auto [from, to] = ReadRange(req);
   CompiledByDay compiled(*req.query, req.deadline,
                          Reading(from, to, std::max<std::size_t>(1, spec.max_events)));
   FieldStatsCollector collector;
@@ -1320,7 +1352,7 @@ Result<Neighbors> SqliteStore::FindNeighbors(const SearchRequest& req, const Nei
     if (!found.ok()) return found.status();
     if (!*found) return Status::NotFound("no such event");
   }
-  const TimeMs from = std::max(req.from, kMinEventTime), to = std::min(req.to, kMaxEventTime);
+  const auto [from, to] = ReadRange(req);
   Neighbors out;
   DocumentReader doc_reader;
   DocumentView view;

@@ -728,5 +728,56 @@ TEST(AttrsCodecTest, EncodesRecordsWithoutForgeableSeparators) {
   EXPECT_EQ(EncodeFieldNumber("n", "1.5"), kAttr + "n" + kSep + "n1.5");
 }
 
+// A @timestamp range that holds the whole range a query is run on is true
+// of every event it reads: no row condition, so FTS5 alone answers.
+TEST(FtsQueryCompilerTest, ATimestampRangeHoldingTheReadRangeIsLeftOut) {
+  const TimeMs t0 = 1'795'910'400'000;
+  const Node range = Node::MakeRange(
+      query::Range{"@timestamp", std::to_string(t0), std::to_string(t0 + 3'600'000), true, false},
+      0);
+  const Node q = And({Msg("epoch"), range});
+  CompileOptions inside;
+  inside.from = t0 + 60'000;
+  inside.to = t0 + 3'600'000;
+  auto narrow = CompileFtsQuery(q, nullptr, inside);
+  ASSERT_TRUE(narrow.ok());
+  EXPECT_EQ(narrow->fts, M("epoch"));
+  EXPECT_EQ(narrow->where, "1");
+  CompileOptions wider = inside;
+  wider.to = t0 + 3'600'001;  // one ms past the range's end
+  auto wide = CompileFtsQuery(q, nullptr, wider);
+  ASSERT_TRUE(wide.ok());
+  EXPECT_EQ(wide->fts, M("epoch"));
+  EXPECT_NE(wide->where.find("e.key BETWEEN"), std::string::npos) << wide->where;
+  // Negated, it is false of every event read.
+  auto negated = CompileFtsQuery(And({Msg("epoch"), Not(range)}), nullptr, inside);
+  ASSERT_TRUE(negated.ok());
+  EXPECT_EQ(negated->where, "(NOT (1))");
+}
+
+TEST(FtsQueryCompilerTest, TimestampRangesEveryMatchLiesInNarrowTheReadRange) {
+  const auto range = [](std::string lo, std::string hi, bool inc_lo = true, bool inc_hi = true) {
+    return Node::MakeRange(query::Range{"@timestamp", std::move(lo), std::move(hi), inc_lo, inc_hi},
+                           0);
+  };
+  const auto narrowed = [](const Node& q) {
+    TimeMs from = 0, to = 10'000;
+    NarrowToTimestampRanges(q, from, to);
+    return std::pair{from, to};
+  };
+  using Span = std::pair<TimeMs, TimeMs>;
+  EXPECT_EQ(narrowed(range("100", "200")), (Span{100, 201}));
+  EXPECT_EQ(narrowed(range("100", "200", false, false)), (Span{101, 200}));
+  EXPECT_EQ(narrowed(range("100", "")), (Span{100, 10'000}));
+  EXPECT_EQ(narrowed(range("", "20000")), (Span{0, 10'000}));
+  EXPECT_EQ(narrowed(And({Msg("a"), range("100", "900"), range("300", "")})), (Span{300, 901}));
+  // Not every match lies in it: nothing narrows.
+  EXPECT_EQ(narrowed(Or({Msg("a"), range("100", "200")})), (Span{0, 10'000}));
+  EXPECT_EQ(narrowed(And({Msg("a"), Not(range("100", "200"))})), (Span{0, 10'000}));
+  EXPECT_EQ(narrowed(And({Msg("a"), Or({range("1", "2"), Msg("b")})})), (Span{0, 10'000}));
+  EXPECT_EQ(narrowed(range("x", "200")), (Span{0, 10'000}));  // unreadable: the compiler says so
+  EXPECT_EQ(narrowed(Term("gpu_id", "3")), (Span{0, 10'000}));
+}
+
 }  // namespace
 }  // namespace dashcam::storage
