@@ -15,7 +15,10 @@
 // ('optimize'), as a compacted past day is. It then prints each index's
 // bytes per event and, for every query given, the median time of FTS5
 // alone (no events table, no documents) over both copies and the original:
-// the count of matches, and the newest 100 (ORDER BY rowid DESC).
+// the count of matches, and the newest 100 (ORDER BY rowid DESC). Last, what
+// mapping the dense copy's rowids back to keys costs (a docnos table, as a
+// dense partition would keep): its bytes per event, and the newest 100 with
+// their keys and a per-minute histogram, against the keyed copy.
 //
 //   build/tests/bench/dense_rowids DATA/2026-11-29.db SCRATCH_DIR
 //       'host.name=gpu-node-07 user=bob log.level=ERROR gpu_id=3' 'user=bob' ...
@@ -184,6 +187,35 @@ bool Rebuild(const IndexDump& dump, const std::string& path, const char* detail,
   return true;
 }
 
+// Adds to the dense copy the map a dense partition would need from its
+// rowids back to the events' keys: docnos(docno INTEGER PRIMARY KEY, key).
+bool MapDocnos(const std::string& path, const IndexDump& dump) {
+  Db db;
+  if (auto s = db.Open(path, SQLITE_OPEN_READWRITE); !s.ok()) return Fail(s);
+  if (auto s =
+          db.Exec("CREATE TABLE docnos(docno INTEGER PRIMARY KEY, key INTEGER NOT NULL); BEGIN");
+      !s.ok()) {
+    return Fail(s);
+  }
+  auto ins = db.Prepare("INSERT INTO docnos VALUES(?1, ?2)");
+  if (!ins.ok()) return Fail(ins.status());
+  for (std::size_t i = 0; i < dump.keys.size(); ++i) {
+    ins->Bind(1, static_cast<std::int64_t>(i + 1));
+    ins->Bind(2, static_cast<std::int64_t>(dump.keys[i]));
+    if (ins->Step() != SQLITE_DONE) return Fail(db.Check(SQLITE_ERROR, "insert docno"));
+    ins->Reset();
+  }
+  if (auto s = db.Exec("COMMIT; VACUUM"); !s.ok()) return Fail(s);
+  return true;
+}
+
+double TableBytesPerEvent(Db& db, const char* table, double events) {
+  auto st = db.Prepare("SELECT sum(pgsize) FROM dbstat WHERE name = ?1");
+  if (!st.ok()) return -1;
+  st->Bind(1, std::string_view(table));
+  return st->Step() == SQLITE_ROW ? static_cast<double>(st->Int(0)) / events : -1;
+}
+
 double FtsBytesPerEvent(Db& db, double events) {
   auto st = db.Prepare("SELECT sum(pgsize) FROM dbstat WHERE name IN ('fts_data', 'fts_idx')");
   return st.ok() && st->Step() == SQLITE_ROW ? static_cast<double>(st->Int(0)) / events : -1;
@@ -289,11 +321,13 @@ int Run(const std::string& partition, const std::string& scratch,
       !Rebuild(dump, none_path, "none", as_rank)) {
     return 1;
   }
+  if (!MapDocnos(dense_path, dump)) return 1;
   Db keyed, dense, column, none;
-  for (auto [db, path] : {std::pair{&keyed, &keyed_path}, std::pair{&dense, &dense_path},
-                          std::pair{&column, &column_path}, std::pair{&none, &none_path}}) {
+  for (auto [db, path] : {std::pair{&keyed, &keyed_path}, std::pair{&column, &column_path},
+                          std::pair{&none, &none_path}}) {
     if (!db->Open(*path, SQLITE_OPEN_READONLY).ok() || !RegisterReplay(*db)) return 1;
   }
+  if (!dense.Open(dense_path, SQLITE_OPEN_READONLY).ok() || !RegisterReplay(dense)) return 1;
   std::printf(
       "FTS5 index bytes per event: original %.1f; one segment: keyed %.1f, dense %.1f, dense "
       "without positions (detail=column) %.1f, dense without columns either (detail=none) "
@@ -301,6 +335,9 @@ int Run(const std::string& partition, const std::string& scratch,
       FtsBytesPerEvent(original, events), FtsBytesPerEvent(keyed, events),
       FtsBytesPerEvent(dense, events), FtsBytesPerEvent(column, events),
       FtsBytesPerEvent(none, events));
+
+  std::printf("docno -> key map: %.1f bytes per event\n\n",
+              TableBytesPerEvent(dense, "docnos", events));
 
   constexpr int kRuns = 15;
   std::printf("%-56s %-8s %10s %10s %10s %10s %8s\n", "query (FTS5 alone, median ms of 15)", "what",
@@ -325,6 +362,43 @@ int Run(const std::string& partition, const std::string& scratch,
       std::printf("%-56s %-8s %10.2f %10.2f %10.2f %10.2f %8lld%s\n", q.c_str(),
                   count ? "count" : "top 100", a, b, c, d, n_dense,
                   agree ? "" : "  (copies disagree!)");
+    }
+  }
+
+  // What the keys cost a dense copy: its rowids must be mapped back for the
+  // hits' keys and for a histogram's buckets (the keyed copy reads both off
+  // its rowids).
+  std::printf("\n%-56s %-10s %10s %10s %8s\n", "query, keys through docnos (median ms of 15)",
+              "what", "keyed", "dense", "rows");
+  struct Shape {
+    const char* what;
+    const char* keyed;
+    const char* dense;
+    bool value;
+  };
+  const Shape shapes[] = {
+      {"top 100", "SELECT rowid FROM fts WHERE fts MATCH ?1 ORDER BY rowid DESC LIMIT 100",
+       "SELECT d.key FROM fts CROSS JOIN docnos AS d ON d.docno = fts.rowid WHERE fts MATCH ?1 "
+       "ORDER BY fts.rowid DESC LIMIT 100",
+       false},
+      {"minutes", "SELECT (rowid >> 20) / 60000, count(*) FROM fts WHERE fts MATCH ?1 GROUP BY 1",
+       "SELECT (d.key >> 20) / 60000, count(*) FROM fts CROSS JOIN docnos AS d "
+       "ON d.docno = fts.rowid WHERE fts MATCH ?1 GROUP BY 1",
+       false},
+      // The rowids alone, as a caller that buckets them itself would read them.
+      {"rowids", "SELECT rowid FROM fts WHERE fts MATCH ?1",
+       "SELECT d.key FROM fts CROSS JOIN docnos AS d ON d.docno = fts.rowid WHERE fts MATCH ?1",
+       false},
+  };
+  for (const std::string& q : queries) {
+    const std::string expr = Expression(q, dump, true);
+    if (expr.empty()) continue;
+    for (const Shape& shape : shapes) {
+      long long n_keyed = 0, n_dense = 0;
+      const double a = MedianMs(keyed, shape.keyed, expr, kRuns, shape.value, n_keyed);
+      const double b = MedianMs(dense, shape.dense, expr, kRuns, shape.value, n_dense);
+      std::printf("%-56s %-10s %10.2f %10.2f %8lld%s\n", q.c_str(), shape.what, a, b, n_dense,
+                  n_keyed == n_dense ? "" : "  (copies disagree!)");
     }
   }
   return 0;
