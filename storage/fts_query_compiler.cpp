@@ -797,6 +797,17 @@ Fts Compiler::LiteralsFts(const LiteralTree& tree, const std::string& prefix) {
   return std::nullopt;
 }
 
+// The conjuncts of `n`: its children, and theirs for a child AND.
+void AddConjuncts(const Node& n, std::vector<const Node*>& out) {
+  for (const Node& c : n.children) {
+    if (c.kind == NodeKind::kAnd) {
+      AddConjuncts(c, out);
+    } else {
+      out.push_back(&c);
+    }
+  }
+}
+
 Status Compiler::Run(const Node& root) {
   auto exact = Exact(root);
   if (!exact.ok()) return exact.status();
@@ -816,10 +827,14 @@ Status Compiler::Run(const Node& root) {
   }
   // Drive by what FTS5 can find of the conjuncts; filter by the rest. A
   // negated conjunct joins the driver only when something positive does.
-  std::vector<Fts> driving(root.children.size());
+  // Nested ANDs are conjuncts of the root's (a scope filter around a query,
+  // an Elasticsearch bool around a query_string).
+  std::vector<const Node*> conjuncts;
+  AddConjuncts(root, conjuncts);
+  std::vector<Fts> driving(conjuncts.size());
   bool any_positive = false;
-  for (std::size_t i = 0; i < root.children.size(); ++i) {
-    const Node& c = root.children[i];
+  for (std::size_t i = 0; i < conjuncts.size(); ++i) {
+    const Node& c = *conjuncts[i];
     if (c.kind == NodeKind::kNot) continue;
     auto candidates = Candidates(c);
     if (!candidates.ok()) return candidates.status();
@@ -828,8 +843,8 @@ Status Compiler::Run(const Node& root) {
   }
   driven_ = any_positive;
   std::vector<std::string> positive, negative, rest;
-  for (std::size_t i = 0; i < root.children.size(); ++i) {
-    const Node& c = root.children[i];
+  for (std::size_t i = 0; i < conjuncts.size(); ++i) {
+    const Node& c = *conjuncts[i];
     if (c.kind == NodeKind::kNot && any_positive) {
       auto e = Exact(c.children[0]);
       if (!e.ok()) return e.status();
@@ -874,7 +889,9 @@ void NarrowToTimestampRanges(const Node& root, TimeMs& from, TimeMs& to) {
     if (!n.range.upper.empty()) to = std::min(to, KeyTime(hi + 1));
   };
   if (root.kind != NodeKind::kAnd) return narrow(root);
-  for (const Node& c : root.children) narrow(c);
+  std::vector<const Node*> conjuncts;
+  AddConjuncts(root, conjuncts);
+  for (const Node* c : conjuncts) narrow(*c);
 }
 
 double ExistsIndexShare(double events, double in_range, std::size_t stops_after) {

@@ -115,7 +115,8 @@ struct CompileOptions {
 };
 
 // Narrows [from, to) to the @timestamp ranges every match of `root` lies
-// in: `root` itself, or the children of a root AND. Elasticsearch clients
+// in: `root` itself, or a conjunct of a root AND (a child, or a child of a
+// child AND, ...). Elasticsearch clients
 // (Grafana, Kibana) put their time picker's range there, as a filter, rather
 // than in the request's own range; narrowed, the request reads only the
 // days and keys of that range, and the range itself (CompileOptions: from,

@@ -749,6 +749,13 @@ TEST(FtsQueryCompilerTest, ATimestampRangeHoldingTheReadRangeIsLeftOut) {
   ASSERT_TRUE(wide.ok());
   EXPECT_EQ(wide->fts, M("epoch"));
   EXPECT_NE(wide->where.find("e.key BETWEEN"), std::string::npos) << wide->where;
+  // So is one nested in ANDs, whose terms all drive FTS5.
+  const Node nested = And({Term("user", "bob"), And({And({Msg("a"), Msg("b")}), range})});
+  auto flat = CompileFtsQuery(nested, nullptr, inside);
+  ASSERT_TRUE(flat.ok());
+  EXPECT_EQ(flat->where, "1");
+  EXPECT_NE(flat->fts->find(M("a")), std::string::npos) << *flat->fts;
+  EXPECT_NE(flat->fts->find(M("b")), std::string::npos) << *flat->fts;
   // Negated, it is false of every event read.
   auto negated = CompileFtsQuery(And({Msg("epoch"), Not(range)}), nullptr, inside);
   ASSERT_TRUE(negated.ok());
@@ -771,6 +778,10 @@ TEST(FtsQueryCompilerTest, TimestampRangesEveryMatchLiesInNarrowTheReadRange) {
   EXPECT_EQ(narrowed(range("100", "")), (Span{100, 10'000}));
   EXPECT_EQ(narrowed(range("", "20000")), (Span{0, 10'000}));
   EXPECT_EQ(narrowed(And({Msg("a"), range("100", "900"), range("300", "")})), (Span{300, 901}));
+  // A scope filter around an Elasticsearch bool around a query_string.
+  EXPECT_EQ(
+      narrowed(And({Term("user", "bob"), And({And({Msg("a"), Msg("b")}), range("100", "200")})})),
+      (Span{100, 201}));
   // Not every match lies in it: nothing narrows.
   EXPECT_EQ(narrowed(Or({Msg("a"), range("100", "200")})), (Span{0, 10'000}));
   EXPECT_EQ(narrowed(And({Msg("a"), Not(range("100", "200"))})), (Span{0, 10'000}));
