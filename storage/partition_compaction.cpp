@@ -26,9 +26,10 @@ Result<std::uint64_t> DatabaseBytes(Db& db) {
   return static_cast<std::uint64_t>(*pages) * static_cast<std::uint64_t>(*size);
 }
 
-}  // namespace
-
-Result<bool> FtsMergeStep(Db& db, std::string_view table, int pages) {
+// One FTS5 'merge' step of `pages` pages (negative: start a merge of every
+// segment, whatever its level). True when it did work: FTS5 documents that a
+// step which changed fewer than two rows found nothing to merge.
+Result<bool> MergeStep(Db& db, std::string_view table, int pages) {
   const int before = sqlite3_total_changes(db.get());
   if (auto s =
           db.Exec(fmt::format("INSERT INTO {0}({0}, rank) VALUES('merge', {1})", table, pages));
@@ -38,8 +39,24 @@ Result<bool> FtsMergeStep(Db& db, std::string_view table, int pages) {
   return sqlite3_total_changes(db.get()) - before >= 2;
 }
 
+}  // namespace
+
 Status CompactionStopped() {
   return Status::Unavailable("compaction stopped");
+}
+
+Status MergeIntoOneSegment(Db& db, std::string_view table, int pages, const CompactionPace& pace,
+                           int* steps) {
+  // Only the first step is negative: a later negative one would restart the
+  // merge whenever a late event has added a segment meanwhile (FTS5's docs).
+  for (int step_pages = -pages;; step_pages = pages) {
+    const auto t0 = SteadyClock::now();
+    auto worked = MergeStep(db, table, step_pages);
+    if (!worked.ok()) return worked.status();
+    if (!*worked) return Status::Ok();
+    ++*steps;
+    if (!pace(SteadyClock::now() - t0)) return CompactionStopped();
+  }
 }
 
 Status OpenForCompaction(const std::string& path, Db& db) {
@@ -60,15 +77,8 @@ Result<CompactionResult> CompactPartition(Db& db, const CompactionSteps& steps,
   if (!vacuum_mode.ok()) return vacuum_mode.status();
   out.returns_pages = *vacuum_mode == 2;  // INCREMENTAL
 
-  // Only the first step is negative: a later negative one would restart the
-  // merge whenever a late event has added a segment meanwhile (FTS5's docs).
-  for (int pages = -steps.merge_pages;; pages = steps.merge_pages) {
-    const auto t0 = SteadyClock::now();
-    auto worked = FtsMergeStep(db, "fts", pages);
-    if (!worked.ok()) return worked.status();
-    if (!*worked) break;
-    ++out.merge_steps;
-    if (!pace(SteadyClock::now() - t0)) return CompactionStopped();
+  if (auto s = MergeIntoOneSegment(db, "fts", steps.merge_pages, pace, &out.merge_steps); !s.ok()) {
+    return s;
   }
 
   while (out.returns_pages) {
@@ -98,7 +108,7 @@ Result<CompactionResult> CompactPartition(Db& db, const CompactionSteps& steps,
 
 Result<bool> FtsFullyMerged(Db& db) {
   if (auto s = db.Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
-  auto worked = FtsMergeStep(db, "fts", -1);
+  auto worked = MergeStep(db, "fts", -1);
   db.Exec("ROLLBACK");
   if (!worked.ok()) return worked.status();
   return !*worked;

@@ -47,13 +47,14 @@ Status OpenForCompaction(const std::string& path, Db& db);
 Result<CompactionResult> CompactPartition(Db& db, const CompactionSteps& steps,
                                           const CompactionPace& pace);
 
-// One FTS5 'merge' step of `pages` pages on FTS5 table `table` (negative:
-// start a merge of every segment, whatever its level). True when it did
-// work: FTS5 documents that a step which changed fewer than two rows found
-// nothing to merge.
-Result<bool> FtsMergeStep(Db& db, std::string_view table, int pages);
+// Merges FTS5 table `table` of `db` into one segment in 'merge' steps of
+// `pages` pages, each its own transaction, calling `pace` after each; adds
+// to `*steps` the steps that did work. Errors: Unavailable when `pace`
+// stopped it.
+Status MergeIntoOneSegment(Db& db, std::string_view table, int pages, const CompactionPace& pace,
+                           int* steps);
 
-// What a compaction step returns when its pace stopped it.
+// What a step returns when `pace` stopped it: Unavailable.
 Status CompactionStopped();
 
 // Whether the FTS5 index of `db` is a single segment: a merge step started

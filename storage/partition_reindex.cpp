@@ -108,17 +108,6 @@ class DocumentIndexer {
   EventKey next_after_ = -1;
 };
 
-// Merges `table` into one segment, a step at a time.
-Status MergeAll(Db& db, std::string_view table, int pages, const CompactionPace& pace) {
-  for (int step_pages = -pages;; step_pages = pages) {
-    const auto t0 = SteadyClock::now();
-    auto worked = FtsMergeStep(db, table, step_pages);
-    if (!worked.ok()) return worked.status();
-    if (!*worked) return Status::Ok();
-    if (!pace(SteadyClock::now() - t0)) return CompactionStopped();
-  }
-}
-
 Status DropReindexTable(Db& db) {
   return db.Exec(fmt::format("DROP TABLE IF EXISTS {}", kReindexTable));
 }
@@ -162,7 +151,8 @@ Status BuildIndexFromDocuments(Db& db, std::string_view table, const CompactionS
     }
     if (!pace(SteadyClock::now() - t0)) return CompactionStopped();
   }
-  return MergeAll(db, table, steps.merge_pages, pace);
+  int merge_steps = 0;
+  return MergeIntoOneSegment(db, table, steps.merge_pages, pace, &merge_steps);
 }
 
 Result<ReindexResult> ReindexPartition(Db& db, const CompactionSteps& steps,
