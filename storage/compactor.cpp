@@ -2,7 +2,6 @@
 
 #include <sys/stat.h>
 
-#include "storage/partition_reindex.h"
 #include "storage/time_format.h"
 
 namespace dashcam::storage {
@@ -111,14 +110,13 @@ std::size_t Compactor::CheckNow() {
   return compacted;
 }
 
-Result<Compactor::Reindexed> Compactor::ReindexIfDue(const PartitionInfo& p, Db& db,
-                                                     const CompactionPace& pace) {
-  Reindexed out;
+Result<std::optional<ReindexResult>> Compactor::ReindexIfDue(const PartitionInfo& p, Db& db,
+                                                             const CompactionPace& pace) {
   auto due = NeedsReindex(db);
   if (!due.ok()) return due.status();
-  if (!*due) return out;
-  out.due = true;
-  if (room_ && !room_(p.bytes)) return out;  // the file's size: more than its index
+  if (!*due) return std::optional<ReindexResult>();
+  // The file's size: more than its index.
+  if (room_ && !room_(p.bytes)) return std::optional<ReindexResult>(ReindexResult{});
   auto r = ReindexPartition(db, policy_.steps, pace);
   if (!r.ok()) {
     // A failed re-index leaves the day as it was: it is still compacted.
@@ -128,13 +126,11 @@ Result<Compactor::Reindexed> Compactor::ReindexIfDue(const PartitionInfo& p, Db&
     }
     return r.status();
   }
-  out.swapped = r->swapped;
-  out.events = r->events;
   if (!r->swapped) {
     log_.Info("reindex_dropped", {{"partition", FormatDay(p.day)},
                                   {"reason", "written to meanwhile; due again when quiet"}});
   }
-  return out;
+  return std::optional<ReindexResult>(*r);
 }
 
 bool Compactor::CompactOne(const PartitionInfo& p) {
@@ -157,7 +153,7 @@ bool Compactor::CompactOne(const PartitionInfo& p) {
       return !files->dropped() && Pause(step);
     };
     auto reindexed = ReindexIfDue(p, db, pace);
-    if (reindexed.ok() && reindexed->swapped) files->Renewed();
+    if (reindexed.ok() && *reindexed && (*reindexed)->swapped) files->Renewed();
     if (reindexed.ok() || reindexed.status().code() != StatusCode::kUnavailable) {
       r = CompactPartition(db, policy_.steps, pace);
     } else {
@@ -165,9 +161,9 @@ bool Compactor::CompactOne(const PartitionInfo& p) {
     }
     // A re-index that failed was logged, and is tried again once the files
     // change; one dropped for a write meanwhile, once the day is quiet.
-    if (r.ok() && reindexed.ok()) {
-      r->reindexed_events = reindexed->swapped ? reindexed->events : 0;
-      r->reindex_pending = reindexed->due && !reindexed->swapped;
+    if (r.ok() && reindexed.ok() && *reindexed) {
+      r->reindexed_events = (*reindexed)->swapped ? (*reindexed)->events : 0;
+      r->reindex_pending = !(*reindexed)->swapped;
     }
     dropped = files->dropped();
   }

@@ -38,6 +38,7 @@
 #include "storage/log.h"
 #include "storage/metrics.h"
 #include "storage/partition_compaction.h"
+#include "storage/partition_reindex.h"
 #include "storage/partition_set.h"
 
 namespace dashcam::storage {
@@ -81,14 +82,12 @@ class Compactor {
   // True when the partition was compacted or found compact; false when it
   // failed, or was stopped or dropped meanwhile.
   bool CompactOne(const PartitionInfo& p);
-  struct Reindexed {
-    bool due = false;      // the index was made under older rules
-    bool swapped = false;  // and was made anew
-    std::uint64_t events = 0;
-  };
-  // Re-indexes `db` (partition_reindex.h) when its meta says so. Errors:
-  // Unavailable when `pace` stopped it; a failure, logged.
-  Result<Reindexed> ReindexIfDue(const PartitionInfo& p, Db& db, const CompactionPace& pace);
+  // Re-indexes `db` (partition_reindex.h) when its meta says so: nullopt
+  // when it does not; not swapped when there was no room or a write came
+  // meanwhile (the day stays due). Errors: Unavailable when `pace` stopped
+  // it; a failure, logged.
+  Result<std::optional<ReindexResult>> ReindexIfDue(const PartitionInfo& p, Db& db,
+                                                    const CompactionPace& pace);
   // Waits `d` unless stopping; false when stopping.
   bool Pause(std::chrono::steady_clock::duration d);
   void Run();

@@ -1188,10 +1188,8 @@ Result<std::vector<HistogramBucket>> SqliteStore::Histogram(const SearchRequest&
                                                             TimeMs interval) {
   if (req.query == nullptr || interval <= 0)
     return Status::InvalidArgument("bad histogram request");
-  if (auto checked = CompileFtsQuery(*req.query); !checked.ok()) return checked.status();
   const auto [from, to] = ReadRange(req);
-  if (from >= to) return std::vector<HistogramBucket>();
-  if (HistogramAccumulator::CheckBucketCount(from, to, interval).ok()) {
+  if (from < to && HistogramAccumulator::CheckBucketCount(from, to, interval).ok()) {
     // The explorer's histogram has the same buckets, and counts all events
     // from the per-second or per-minute level counts instead of every key.
     HistogramSpec spec;
@@ -1206,6 +1204,8 @@ Result<std::vector<HistogramBucket>> SqliteStore::Histogram(const SearchRequest&
   }
   // More buckets than it allows: the non-empty ones, from every matching
   // key.
+  if (auto checked = CompileFtsQuery(*req.query); !checked.ok()) return checked.status();
+  if (from >= to) return std::vector<HistogramBucket>();
   std::map<TimeMs, std::uint64_t> counts;
   Lease lease = LeaseReaders();
   for (std::int64_t day : partitions_.DaysOverlapping(from, to)) {
