@@ -26,6 +26,7 @@
 #include "tests/common/http_client.h"
 #include "tests/common/stream_client.h"
 #include "tests/common/test_server.h"
+#include "tests/common/wait_for.h"
 
 namespace dashcam::testing::observability_test {
 namespace {
@@ -387,11 +388,13 @@ TEST_F(ObservabilityTest, MetricsAreWellFormedAndCountIngestAndQueries) {
   }
 
   // The server sees the Beats client's close when it next reads: wait for it.
-  Exposition after = Scrape();
-  for (int i = 0; i < 100 && after.Must("dashcam_beats_active_connections") != 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    after = Scrape();
-  }
+  Exposition after;
+  WaitFor(
+      [&] {
+        after = Scrape();
+        return after.Must("dashcam_beats_active_connections") == 0;
+      },
+      std::chrono::seconds(5));
   auto delta = [&](const std::string& name, const Labels& labels = {}) {
     return after.Must(name, labels) - before.Must(name, labels);
   };
