@@ -185,9 +185,15 @@ class Compiler {
   std::string RowCheck(const Node& n) {
     return fmt::format("dc_match(dc_source(e.source), dc_name(e.idx), ?{})", Param(&n));
   }
+  // The keys of the index's matches of `fts` (rowid_layout.h).
   std::string InFts(std::string fts) {
-    return fmt::format("e.key IN (SELECT rowid FROM fts WHERE fts MATCH ?{})",
-                       Param(std::move(fts)));
+    const RowidLayout& rowids = options_.rowids;
+    const char* keys = !rowids.dense() ? "rowid FROM fts"
+                       : rowids.late
+                           ? "coalesce(d.key, fts.rowid) FROM fts LEFT JOIN docnos AS d ON "
+                             "d.docno = fts.rowid"
+                           : "d.key FROM fts CROSS JOIN docnos AS d ON d.docno = fts.rowid";
+    return fmt::format("e.key IN (SELECT {} WHERE fts MATCH ?{})", keys, Param(std::move(fts)));
   }
   int Param(std::variant<std::string, std::int64_t, const query::Node*> v) {
     out_.params.push_back(std::move(v));
@@ -927,6 +933,7 @@ Result<CompiledQuery> CompileFtsQuery(const Node& root, TermSource* terms,
   Compiler compiler(terms, options, out);
   if (auto s = compiler.Run(root); !s.ok()) return s;
   out.fts_prefix = out.fts && HasPrefixTerm(*out.fts);
+  out.rowids = options.rowids;
   return out;
 }
 

@@ -67,6 +67,7 @@
 
 #include "storage/attrs_codec.h"
 #include "storage/query_ast.h"
+#include "storage/rowid_layout.h"
 #include "storage/status.h"
 #include "storage/term_source.h"
 #include "storage/time_format.h"
@@ -86,6 +87,8 @@ struct CompiledQuery {
   // with the prefix for each statement, whatever its rowid range: a second
   // statement over the same partition costs as much again.
   bool fts_prefix = false;
+  // The partition's rowids the SQL was compiled for (CompileOptions).
+  RowidLayout rowids = {};
 };
 
 // ?1 = fts expression, ?2/?3 = key range, ?4 = limit; `where` uses ?10 on.
@@ -112,6 +115,9 @@ struct CompileOptions {
   TimeMs from = kMinEventTime;
   TimeMs to = kMaxEventTime;
   std::size_t stops_after = 10'100;
+  // What the partition's index rowids are (its meta rowids): how an FTS5
+  // sub-select of `where` reads a match's key.
+  RowidLayout rowids = {};
 };
 
 // Narrows [from, to) to the @timestamp ranges every match of `root` lies

@@ -253,6 +253,11 @@ Status PartitionWriter::Prepare() {
     std::string sql;
   };
   const Item items[] = {
+      // A numbered day's rowids no longer cover every event once this
+      // transaction writes one (rowid_layout.h). No match: nothing written.
+      {&mark_late_, fmt::format("UPDATE meta SET value = 'late:' || substr(value, 8) "
+                                "WHERE key = '{}' AND value LIKE 'docnos:%'",
+                                kRowidsMeta)},
       {&insert_event_,
        "INSERT INTO events(key, level, idx, doc_id, source) VALUES(?1,?2,?3,?4,?5)"},
       {&insert_fts_, "INSERT INTO fts(rowid, message, attrs) VALUES(?1,?2,?3)"},
@@ -470,6 +475,13 @@ Status PartitionWriter::Begin() {
   if (auto s = ApplyTestQuota(); !s.ok()) return s;
   if (auto s = db_.Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
   in_transaction_ = true;
+  const int rc = mark_late_.Step();
+  mark_late_.Reset();
+  if (rc != SQLITE_DONE) {
+    Status s = db_.Check(rc, "mark late");
+    Rollback();
+    return s;
+  }
   level_second_deltas_.clear();
   group_deltas_.clear();
   return Status::Ok();
@@ -629,6 +641,7 @@ Result<std::unique_ptr<PartitionReader>> PartitionReader::Open(const std::string
   if (auto s = RegisterRowPredicate(r->db_.get()); !s.ok()) return s;
   if (auto s = RegisterSourceFunction(r->db_.get()); !s.ok()) return s;
   if (auto s = RegisterNameFunction(r->db_.get()); !s.ok()) return s;
+  if (auto s = RegisterRowidsGuard(r->db_.get()); !s.ok()) return s;
   sqlite3_busy_timeout(r->db_.get(), kBusyTimeoutMs);
   if (auto s = r->db_.Exec(fmt::format("PRAGMA cache_size=-{}", cache_kib)); !s.ok()) return s;
   r->ReadMeta();  // a file without meta yet reads as legacy
@@ -641,8 +654,10 @@ Status PartitionReader::ReadMeta() {
   indexed_keywords_.clear();
   numbers_recorded_ = false;
   field_terms_recorded_ = false;
-  auto meta = db_.Prepare(fmt::format("SELECT key, value FROM meta WHERE key IN ('{}', '{}', '{}')",
-                                      kKeywordFieldsMeta, kNumberRangesMeta, kFieldTermsMeta));
+  rowids_ = RowidLayout();
+  auto meta =
+      db_.Prepare(fmt::format("SELECT key, value FROM meta WHERE key IN ('{}', '{}', '{}', '{}')",
+                              kKeywordFieldsMeta, kNumberRangesMeta, kFieldTermsMeta, kRowidsMeta));
   if (!meta.ok()) return meta.status();
   int rc;
   while ((rc = meta->Step()) == SQLITE_ROW) {
@@ -650,8 +665,19 @@ Status PartitionReader::ReadMeta() {
     if (key == kKeywordFieldsMeta) indexed_keywords_ = value;
     if (key == kNumberRangesMeta) numbers_recorded_ = value == "all";
     if (key == kFieldTermsMeta) field_terms_recorded_ = value == "all";
+    if (key == kRowidsMeta) rowids_ = ParseRowidLayout(value);
   }
   return rc == SQLITE_DONE ? Status::Ok() : db_.Check(rc, "read meta");
+}
+
+Status PartitionReader::ReadRowids() {
+  auto stmt = Statement(fmt::format("SELECT value FROM meta WHERE key = '{}'", kRowidsMeta));
+  if (!stmt.ok()) return stmt.status();
+  const int rc = (*stmt)->Step();
+  const std::string_view value = rc == SQLITE_ROW ? (*stmt)->Text(0) : std::string_view();
+  if (value != rowids_.meta) rowids_ = ParseRowidLayout(value);
+  (*stmt)->Reset();
+  return rc == SQLITE_ROW || rc == SQLITE_DONE ? Status::Ok() : db_.Check(rc, "read rowids");
 }
 
 Result<Stmt*> PartitionReader::Statement(const std::string& sql) {

@@ -20,6 +20,10 @@
 //   events_doc_id: UNIQUE index on doc_id WHERE doc_id IS NOT NULL.
 //   fts: FTS5, contentless (content=''), columns (message, attrs), tokenizer
 //       "dashcam" (attrs_codec.h gives the column formats), columnsize=0.
+//       Its rowids are keys, unless meta "rowids" says a re-index numbered
+//       the events 1..N (rowid_layout.h).
+//   docnos(docno INTEGER PRIMARY KEY, key INTEGER): with meta "rowids", the
+//       key of each numbered event.
 //   replaced(key INTEGER PRIMARY KEY): keys whose events row was replaced by a
 //       newer event with the same doc_id; their FTS entries are stale and are
 //       excluded from counts. Keys are never reused.
@@ -36,6 +40,8 @@
 //       "field_terms" = "all" when the file was created indexing a term for
 //       every value of an indexed field, a value of no tokens included
 //       (attrs_codec.h): a field exists exactly where one of its terms is.
+//       "rowids" = "docnos:N:G" or "late:N:G" when a re-index numbered the
+//       index's rowids (rowid_layout.h); absent: they are keys.
 //   vocab(term TEXT PRIMARY KEY) WITHOUT ROWID: every index term wildcard
 //       and fuzzy queries expand to (vocabulary.h), filled as events are
 //       written, in the same transaction.
@@ -83,6 +89,7 @@
 #include "storage/fts_tokenizer.h"
 #include "storage/number_ranges.h"
 #include "storage/record.h"
+#include "storage/rowid_layout.h"
 #include "storage/source_codec.h"
 #include "storage/sqlite_db.h"
 #include "storage/stored_names.h"
@@ -212,7 +219,7 @@ class PartitionWriter {
   Db db_;
   std::int64_t day_ = 0;
   std::string test_quota_file_;
-  Stmt insert_event_, insert_fts_, max_key_, find_doc_, delete_event_, insert_replaced_,
+  Stmt mark_late_, insert_event_, insert_fts_, max_key_, find_doc_, delete_event_, insert_replaced_,
       insert_vocab_, add_level_second_, add_level_minute_, add_group_, insert_dict_, widen_numbers_;
   bool names_by_id_ = false;  // the file stores level and idx as names ids
   NameIds name_ids_;
@@ -251,9 +258,14 @@ class PartitionReader {
   bool numbers_recorded() const { return numbers_recorded_; }
   // True when every value of an indexed field has an index term (see meta).
   bool field_terms_recorded() const { return field_terms_recorded_; }
-  // Reads the three above from meta again (Open reads them first): after a
+  // What the index's rowids are (meta rowids, rowid_layout.h).
+  const RowidLayout& rowids() const { return rowids_; }
+  // Reads the four above from meta again (Open reads them first): after a
   // re-index has changed them (partition_reindex.h).
   Status ReadMeta();
+  // Reads rowids() again: a write marks a numbered day late without a
+  // re-index (rowid_layout.h). One lookup: done for every request.
+  Status ReadRowids();
 
  private:
   PartitionReader() = default;
@@ -261,6 +273,7 @@ class PartitionReader {
   std::string indexed_keywords_;
   bool numbers_recorded_ = false;
   bool field_terms_recorded_ = false;
+  RowidLayout rowids_;
   std::unordered_map<std::string, Stmt> cache_;
 };
 

@@ -43,7 +43,10 @@ Status InTransaction(Db& db, Body&& body) {
 // Indexes events one step at a time: those past the last key indexed.
 class DocumentIndexer {
  public:
-  DocumentIndexer(Db& db, std::string_view table) : db_(db), table_(table) {}
+  // `docnos`: the table to number the events in (rowid_layout.h); empty:
+  // the rowids are keys.
+  DocumentIndexer(Db& db, std::string_view table, std::string_view docnos)
+      : db_(db), table_(table), docnos_(docnos) {}
 
   Status Prepare() {
     auto read = db_.Prepare(
@@ -57,6 +60,11 @@ class DocumentIndexer {
                     /*persistent=*/true);
     if (!insert.ok()) return insert.status();
     insert_ = std::move(*insert);
+    if (docnos_.empty()) return Status::Ok();
+    auto number =
+        db_.Prepare(fmt::format("INSERT INTO {}(docno, key) VALUES(?1, ?2)", docnos_), true);
+    if (!number.ok()) return number.status();
+    number_ = std::move(*number);
     return Status::Ok();
   }
 
@@ -91,7 +99,16 @@ class DocumentIndexer {
     EncodeMessage(view_.message.value_or(std::string()), message_);
     attrs_.clear();
     EncodeAttrs(view_.fields, index, attrs_);
-    insert_.Bind(1, key);
+    std::int64_t rowid = key;
+    if (!docnos_.empty()) {
+      rowid = ++docno_;
+      number_.Bind(1, rowid);
+      number_.Bind(2, key);
+      const int rc = number_.Step();
+      number_.Reset();
+      if (rc != SQLITE_DONE) return db_.Check(rc, "number the event");
+    }
+    insert_.Bind(1, rowid);
     insert_.BindStatic(2, message_);
     insert_.BindStatic(3, attrs_);
     const int rc = insert_.Step();
@@ -100,8 +117,9 @@ class DocumentIndexer {
   }
 
   Db& db_;
-  const std::string table_;
-  Stmt read_, insert_;
+  const std::string table_, docnos_;
+  Stmt read_, insert_, number_;
+  std::int64_t docno_ = 0;
   DocumentReader reader_{kStoredDocuments};
   DocumentView view_;
   std::string message_, attrs_;
@@ -109,13 +127,45 @@ class DocumentIndexer {
 };
 
 Status DropReindexTable(Db& db) {
-  return db.Exec(fmt::format("DROP TABLE IF EXISTS {}", kReindexTable));
+  return db.Exec(fmt::format("DROP TABLE IF EXISTS {}; DROP TABLE IF EXISTS {}", kReindexTable,
+                             kReindexDocnosTable));
+}
+
+// A single-value query's integer (0 for NULL).
+Result<std::int64_t> QueryInt(Db& db, const std::string& sql) {
+  auto stmt = db.Prepare(sql);
+  if (!stmt.ok()) return stmt.status();
+  if (stmt->Step() != SQLITE_ROW) return db.Check(stmt->Reset(), "read");
+  return stmt->Int(0);
+}
+
+// Whether the file's events can be numbered: every key lies far above any
+// docno (only a day of 1970-01-01 has keys below 2^40), so late events,
+// indexed by key, never meet a docno.
+Result<bool> CanNumber(Db& db) {
+  auto lowest = QueryInt(db, "SELECT coalesce(min(key), 0) FROM events");
+  if (!lowest.ok()) return lowest.status();
+  return *lowest > (std::int64_t{1} << 40);
+}
+
+// meta "rowids" now ("" when absent).
+Result<std::string> RowidsMeta(Db& db) {
+  auto stmt = db.Prepare(fmt::format("SELECT value FROM meta WHERE key = '{}'", kRowidsMeta));
+  if (!stmt.ok()) return stmt.status();
+  const int rc = stmt->Step();
+  std::string value = rc == SQLITE_ROW ? std::string(stmt->Text(0)) : std::string();
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db.Check(rc, "read rowids");
+  return value;
 }
 
 // The new index, built and its terms in `vocab`.
-Status BuildReindexTable(Db& db, const CompactionSteps& steps, const CompactionPace& pace,
-                         std::uint64_t* indexed) {
-  if (auto s = BuildIndexFromDocuments(db, kReindexTable, steps, pace, indexed); !s.ok()) return s;
+Status BuildReindexTable(Db& db, bool number, const CompactionSteps& steps,
+                         const CompactionPace& pace, std::uint64_t* indexed) {
+  if (auto s = BuildIndexFromDocuments(db, kReindexTable, steps, pace, indexed,
+                                       number ? kReindexDocnosTable : "");
+      !s.ok()) {
+    return s;
+  }
   const auto t0 = SteadyClock::now();
   if (auto s = InTransaction(db, [&] { return BackfillVocabulary(db, kReindexTable); }); !s.ok()) {
     return s;
@@ -132,15 +182,33 @@ Result<bool> NeedsReindex(Db& db) {
                   kKeywordFieldsMeta, kKeywordFields, kFieldTermsMeta));
   if (!stmt.ok()) return stmt.status();
   if (stmt->Step() != SQLITE_ROW) return db.Check(stmt->Reset(), "read meta");
-  return stmt->Int(0) < 2;
+  if (stmt->Int(0) < 2) return true;
+  auto rowids = RowidsMeta(db);
+  if (!rowids.ok()) return rowids.status();
+  if (ParseRowidLayout(*rowids).clean()) return false;
+  return CanNumber(db);
 }
 
 Status BuildIndexFromDocuments(Db& db, std::string_view table, const CompactionSteps& steps,
-                               const CompactionPace& pace, std::uint64_t* indexed) {
+                               const CompactionPace& pace, std::uint64_t* indexed,
+                               std::string_view docnos) {
   if (auto s = RegisterSourceFunction(db.get()); !s.ok()) return s;
   if (auto s = RegisterNameFunction(db.get()); !s.ok()) return s;
-  if (auto s = InTransaction(db, [&] { return CreateFtsTable(db, table); }); !s.ok()) return s;
-  DocumentIndexer indexer(db, table);
+  if (auto s = InTransaction(db,
+                             [&] {
+                               Status s = CreateFtsTable(db, table);
+                               if (s.ok() && !docnos.empty()) {
+                                 s =
+                                     db.Exec(fmt::format("CREATE TABLE {}(docno INTEGER PRIMARY "
+                                                         "KEY, key INTEGER NOT NULL)",
+                                                         docnos));
+                               }
+                               return s;
+                             });
+      !s.ok()) {
+    return s;
+  }
+  DocumentIndexer indexer(db, table, docnos);
   if (auto s = indexer.Prepare(); !s.ok()) return s;
   for (bool done = false; !done;) {
     const auto t0 = SteadyClock::now();
@@ -161,7 +229,11 @@ Result<ReindexResult> ReindexPartition(Db& db, const CompactionSteps& steps,
   if (auto s = DropReindexTable(db); !s.ok()) return s;
   auto version = DataVersion(db);
   if (!version.ok()) return version.status();
-  if (Status s = BuildReindexTable(db, steps, pace, &out.events); !s.ok()) {
+  auto number = CanNumber(db);
+  if (!number.ok()) return number.status();
+  auto before = RowidsMeta(db);
+  if (!before.ok()) return before.status();
+  if (Status s = BuildReindexTable(db, *number, steps, pace, &out.events); !s.ok()) {
     // Stopped: the next attempt drops what was built. Failed (a full disk,
     // a document that cannot be read): the space is given back now, as
     // the day is not tried again until its files change.
@@ -173,11 +245,20 @@ Result<ReindexResult> ReindexPartition(Db& db, const CompactionSteps& steps,
     if (!now.ok()) return now.status();
     if (*now != *version) return DropReindexTable(db);
     out.swapped = true;
+    std::string rowids = fmt::format("DELETE FROM meta WHERE key = '{}'", kRowidsMeta);
+    if (*number && out.events > 0) {
+      out.numbered = true;
+      rowids = fmt::format(
+          "DROP TABLE IF EXISTS docnos; ALTER TABLE {} RENAME TO docnos; "
+          "INSERT OR REPLACE INTO meta VALUES('{}', '{}')",
+          kReindexDocnosTable, kRowidsMeta,
+          DocnosMeta(static_cast<std::int64_t>(out.events), DocnosGeneration(*before) + 1));
+    }
     return db.Exec(
         fmt::format("DROP TABLE fts; ALTER TABLE {} RENAME TO fts; "
                     "INSERT OR REPLACE INTO meta VALUES('{}', '{}'); "
-                    "INSERT OR REPLACE INTO meta VALUES('{}', 'all')",
-                    kReindexTable, kKeywordFieldsMeta, kKeywordFields, kFieldTermsMeta));
+                    "INSERT OR REPLACE INTO meta VALUES('{}', 'all'); {}",
+                    kReindexTable, kKeywordFieldsMeta, kKeywordFields, kFieldTermsMeta, rowids));
   });
   if (!swap.ok()) return swap;
   return out;

@@ -11,21 +11,29 @@
 // keyword values as one term without a row check. The entries that replaced
 // events left stale are gone as well.
 //
+// A day whose keys lie far above any count (every day but 1970-01-01's) is
+// also numbered: its index's rowids become docnos 1..N in key order, with
+// table `docnos` mapping them back to keys (rowid_layout.h). That halves the
+// index, so NeedsReindex asks it of every past day that is not numbered, or
+// that has been written to since (late).
+//
 // The new index is built beside the old one, in table `fts_reindex`: steps of
 // a bounded number of events in key order, each its own transaction; then
 // FTS5 merge steps into one segment; then its terms go into `vocab`. The
 // writer and the readers go on meanwhile (WAL). Last, one transaction swaps
-// it in: drops `fts`, renames the new table `fts`, and records the rules in
-// meta. It does so only if no other connection has written to the file
+// it in: drops `fts` (and `docnos`), renames the new tables, and records the
+// rules and meta "rowids" in meta. It does so only if no other connection has written to the file
 // since the build began (PRAGMA data_version), since a late event could lack
 // an entry; otherwise the new index is dropped, and the day is re-indexed
 // the next time it is compacted.
 //
 // A reader that compiled its query against the old meta stays right on the
-// new index, only slower: a keyword field the old meta does not list is
-// matched as a keyword term or as text, then on the row, and `_exists_`
-// without field_terms on the rows. A connection reads the new meta once
-// reopened (PartitionFiles::generation).
+// new index as far as its rules go, only slower: a keyword field the old
+// meta does not list is matched as a keyword term or as text, then on the
+// row, and `_exists_` without field_terms on the rows. Not as far as its
+// rowids go: those statements fail their guard (rowid_layout.h), and the
+// store runs the request once more. A connection reads the new meta once
+// reopened (PartitionFiles::generation), and meta "rowids" at every request.
 #pragma once
 
 #include <cstdint>
@@ -38,11 +46,13 @@
 
 namespace dashcam::storage {
 
-// The table a re-index builds its index in, until the swap.
+// The tables a re-index builds its index and its docnos in, until the swap.
 inline constexpr const char* kReindexTable = "fts_reindex";
+inline constexpr const char* kReindexDocnosTable = "docnos_reindex";
 
 // Whether `db`'s meta says its index was made under older rules than
-// today's.
+// today's, or its rowids are not (or no longer all) docnos while its events
+// can be numbered (rowid_layout.h).
 Result<bool> NeedsReindex(Db& db);
 
 // Creates FTS5 table `table` (CreateFtsTable) and indexes every event of
@@ -51,13 +61,17 @@ Result<bool> NeedsReindex(Db& db);
 // false stops with Unavailable, leaving the table as far as it got. Adds to
 // `*indexed` the events indexed. Registers what it reads documents with
 // (dc_source, dc_name) on `db`, which must be open for compaction
-// (OpenForCompaction).
+// (OpenForCompaction). With `docnos` (a table name) the rowids are 1..N in
+// key order, and table `docnos` is made with each one's key; else they are
+// the keys.
 Status BuildIndexFromDocuments(Db& db, std::string_view table, const CompactionSteps& steps,
-                               const CompactionPace& pace, std::uint64_t* indexed);
+                               const CompactionPace& pace, std::uint64_t* indexed,
+                               std::string_view docnos = "");
 
 struct ReindexResult {
   std::uint64_t events = 0;  // indexed anew
   bool swapped = false;      // false: another connection wrote meanwhile, nothing changed
+  bool numbered = false;     // the rowids are now docnos
 };
 
 // Re-indexes `db` as the file comment says. Dropping a table left by an

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "storage/day_positions.h"
 #include "storage/document_reader.h"
 #include "storage/field_extractor.h"
 #include "storage/field_stats.h"
@@ -46,6 +47,7 @@ class SqliteStore::ReaderSet {
         open.generation = now;  // loaded before the read: a later change is seen next time
         if (Status s = open.reader->ReadMeta(); !s.ok()) return s;
       }
+      if (Status s = open.reader->ReadRowids(); !s.ok()) return s;
       return open.reader.get();
     }
     std::unique_ptr<PartitionReader> reader;
@@ -111,39 +113,106 @@ constexpr const char* kEventColumns =
     "e.key, dc_name(e.level), dc_name(e.idx), e.doc_id, dc_source(e.source)";
 
 // The candidate events of a query in the key range ?2..?3: the FROM/WHERE
-// part shared by hits, counts and histograms, and the key expression to
-// order or bucket by. FTS5 drives when it can. Without a further condition
-// and without event columns to read, the FTS table alone answers, minus the
-// keys of replaced events (whose FTS entries are stale).
+// part shared by hits, counts and histograms, the key expression, and the
+// one to order by for key order. FTS5 drives when it can. Without a further
+// condition and without event columns to read, the FTS table alone
+// answers, minus the keys of replaced events (whose FTS entries are stale).
+//
+// On a day whose rowids are docnos (rowid_layout.h) the key range is mapped
+// to docnos first, and each match's key read from `docnos`, only where a
+// key is read; docno order is key order. On a late day (events written
+// since the numbering have rowid = key) a match's key is its docno's or its
+// rowid, and key order takes a sort. Every form checks, in the statement's
+// snapshot, that the rowids are still what the query was compiled for.
 struct MatchClause {
   std::string from_where;
   std::string key;
+  std::string order;
 };
 
-MatchClause Candidates(const CompiledQuery& q, bool need_events) {
-  if (q.fts && q.where == "1" && !need_events) {
+// What the statement reads of each candidate: where it lies (positions,
+// day_positions.h: ?2..?3 and the key column are positions, docnos on a
+// clean numbered day), its key, or its key and event columns.
+enum class Need { kPositions, kKeys, kEvents };
+
+MatchClause KeyedCandidates(const CompiledQuery& q, Need need, const std::string& guard) {
+  if (q.where == "1" && need != Need::kEvents) {
+    return {fmt::format("FROM fts WHERE {} AND fts MATCH ?1 AND fts.rowid BETWEEN ?2 AND ?3 "
+                        "AND fts.rowid NOT IN (SELECT key FROM replaced)",
+                        guard),
+            "fts.rowid", "fts.rowid"};
+  }
+  return {fmt::format("FROM fts CROSS JOIN events AS e ON e.key = fts.rowid "
+                      "WHERE {} AND fts MATCH ?1 AND fts.rowid BETWEEN ?2 AND ?3 AND ({})",
+                      guard, q.where),
+          "fts.rowid", "fts.rowid"};
+}
+
+MatchClause NumberedCandidates(const CompiledQuery& q, Need need, const std::string& guard) {
+  if (need == Need::kPositions && q.where == "1") {
     return {
-        "FROM fts WHERE fts MATCH ?1 AND fts.rowid BETWEEN ?2 AND ?3 "
-        "AND fts.rowid NOT IN (SELECT key FROM replaced)",
-        "fts.rowid"};
+        fmt::format("FROM fts WHERE {} AND fts MATCH ?1 AND fts.rowid BETWEEN ?2 AND ?3", guard),
+        "fts.rowid", "fts.rowid"};
   }
-  if (q.fts) {
-    return {fmt::format("FROM fts CROSS JOIN events AS e ON e.key = fts.rowid "
-                        "WHERE fts MATCH ?1 AND fts.rowid BETWEEN ?2 AND ?3 AND ({})",
+  if (need == Need::kPositions) {
+    return {fmt::format("FROM fts CROSS JOIN docnos AS d ON d.docno = fts.rowid "
+                        "CROSS JOIN events AS e ON e.key = d.key "
+                        "WHERE {} AND fts MATCH ?1 AND fts.rowid BETWEEN ?2 AND ?3 AND ({})",
+                        guard, q.where),
+            "fts.rowid", "fts.rowid"};
+  }
+  const std::string range =
+      fmt::format("fts.rowid BETWEEN {} AND {} - 1", DocnoBoundSql(q.rowids, "?2", false),
+                  DocnoBoundSql(q.rowids, "?3", true));
+  if (q.where == "1" && need == Need::kKeys) {
+    return {fmt::format("FROM fts CROSS JOIN docnos AS d ON d.docno = fts.rowid "
+                        "WHERE {} AND fts MATCH ?1 AND {}",
+                        guard, range),
+            "d.key", "fts.rowid"};
+  }
+  return {fmt::format("FROM fts CROSS JOIN docnos AS d ON d.docno = fts.rowid "
+                      "CROSS JOIN events AS e ON e.key = d.key "
+                      "WHERE {} AND fts MATCH ?1 AND {} AND ({})",
+                      guard, range, q.where),
+          "d.key", "fts.rowid"};
+}
+
+MatchClause LateCandidates(const CompiledQuery& q, Need need, const std::string& guard) {
+  constexpr const char* kKey = "coalesce(d.key, fts.rowid)";
+  if (q.where == "1" && need != Need::kEvents) {
+    return {fmt::format("FROM fts LEFT JOIN docnos AS d ON d.docno = fts.rowid "
+                        "WHERE {0} AND fts MATCH ?1 AND {1} BETWEEN ?2 AND ?3 "
+                        "AND {1} NOT IN (SELECT key FROM replaced)",
+                        guard, kKey),
+            kKey, kKey};
+  }
+  return {fmt::format("FROM fts LEFT JOIN docnos AS d ON d.docno = fts.rowid "
+                      "CROSS JOIN events AS e ON e.key = {1} "
+                      "WHERE {0} AND fts MATCH ?1 AND {1} BETWEEN ?2 AND ?3 AND ({2})",
+                      guard, kKey, q.where),
+          kKey, kKey};
+}
+
+MatchClause Candidates(const CompiledQuery& q, Need need) {
+  const std::string guard = RowidsGuardSql(q.rowids);
+  if (!q.fts) {
+    return {fmt::format("FROM events AS e WHERE {} AND e.key BETWEEN ?2 AND ?3 AND ({})", guard,
                         q.where),
-            "fts.rowid"};
+            "e.key", "e.key"};
   }
-  return {fmt::format("FROM events AS e WHERE e.key BETWEEN ?2 AND ?3 AND ({})", q.where), "e.key"};
+  if (!q.rowids.dense()) return KeyedCandidates(q, need, guard);
+  return q.rowids.late ? LateCandidates(q, need, guard) : NumberedCandidates(q, need, guard);
 }
 
 std::string HitsSql(const CompiledQuery& q) {
-  const MatchClause m = Candidates(q, true);
-  return fmt::format("SELECT {} {} ORDER BY {} DESC LIMIT ?4", kEventColumns, m.from_where, m.key);
+  const MatchClause m = Candidates(q, Need::kEvents);
+  return fmt::format("SELECT {} {} ORDER BY {} DESC LIMIT ?4", kEventColumns, m.from_where,
+                     m.order);
 }
 
 std::string CountSql(const CompiledQuery& q) {
   return fmt::format("SELECT count(*) FROM (SELECT 1 {} LIMIT ?4)",
-                     Candidates(q, false).from_where);
+                     Candidates(q, Need::kPositions).from_where);
 }
 
 void BindQuery(Stmt& stmt, const CompiledQuery& q, EventKey lo, EventKey hi, std::int64_t limit) {
@@ -204,6 +273,18 @@ class DeadlineGuard {
   const std::function<bool()>* stop_;
 };
 
+// Runs `attempt` once more when it failed because a day's rowids changed
+// under it (a re-index swapped docnos in, or a write marked them late:
+// rowid_layout.h): the second compiles against the day's meta anew. Either
+// change is rare (once per compaction, once per first late write), so a
+// second failure is returned.
+template <class Attempt>
+auto OnceMoreIfRowidsChanged(Attempt&& attempt) {
+  auto r = attempt();
+  if (!r.ok() && IsRowidsChanged(r.status())) r = attempt();
+  return r;
+}
+
 // How a request reads its matches (CompileOptions: its range, and how many
 // matches a statement reads before it stops; 0: every one).
 CompileOptions Reading(TimeMs from, TimeMs to, std::size_t stops_after) {
@@ -232,6 +313,7 @@ Result<CompiledQuery> CompileFor(PartitionReader& reader, const query::Node& roo
   PartitionTerms terms(reader);
   options.indexed_keywords = reader.indexed_keywords();
   options.field_terms = reader.field_terms_recorded();
+  options.rowids = reader.rowids();
   return CompileFtsQuery(root, &terms, options);
 }
 
@@ -288,8 +370,8 @@ Status RunHits(PartitionReader& reader, const CompiledQuery& q, EventKey lo, Eve
   return SqliteStatus(rc, reader.db(), "search");
 }
 
-// The matches in lo..hi, up to `cap`; nullopt when `stop` (if given) turned
-// true meanwhile and the count was given up.
+// The matches in positions lo..hi (day_positions.h), up to `cap`; nullopt
+// when `stop` (if given) turned true meanwhile and the count was given up.
 Result<std::optional<std::uint64_t>> RunCount(PartitionReader& reader, const CompiledQuery& q,
                                               EventKey lo, EventKey hi, std::uint64_t cap,
                                               Clock::time_point deadline,
@@ -343,26 +425,27 @@ struct DayScan {
   bool has_newest = false;       // they are the day's newest, as many as asked or all
 };
 
-// The keys of the matches in lo..hi in key order, at most ?4.
+// The positions of the matches in lo..hi in key order, at most ?4.
 std::string KeysSql(const CompiledQuery& q, bool newest_first) {
-  const MatchClause m = Candidates(q, false);
-  return fmt::format("SELECT {0} {1} ORDER BY {0} {2} LIMIT ?4", m.key, m.from_where,
+  const MatchClause m = Candidates(q, Need::kPositions);
+  return fmt::format("SELECT {} {} ORDER BY {} {} LIMIT ?4", m.key, m.from_where, m.order,
                      newest_first ? "DESC" : "ASC");
 }
 
-// Counts the matches in lo..hi, up to `cap`, and keeps the keys of the
-// newest `keep` at most `hits_hi` (the cursor), in one pass when the day
+// Counts the matches in positions lo..hi (day_positions.h), up to `cap`,
+// and keeps the positions of the newest `keep` at most `hits_hi` (the
+// cursor), in one pass when the day
 // holds few of them, or has more and is read `newest_first`. A needle
 // query's days are best read oldest first, which FTS5 does faster (a needle
 // query exported over five days of 2M events: 48 ms oldest first, 65 ms
 // newest first); the newest day is best read newest first, which stops
 // early for hits of a broad query. nullopt when `stop` turned true
 // meanwhile and the scan was given up.
-Result<std::optional<DayScan>> ScanDay(PartitionReader& reader, const CompiledQuery& q, EventKey lo,
-                                       EventKey hi, EventKey hits_hi, std::uint64_t cap,
-                                       std::size_t keep, bool newest_first,
-                                       Clock::time_point deadline,
-                                       const std::function<bool()>* stop) {
+Result<std::optional<DayScan>> ScanDayPositions(PartitionReader& reader, const CompiledQuery& q,
+                                                EventKey lo, EventKey hi, EventKey hits_hi,
+                                                std::uint64_t cap, std::size_t keep,
+                                                bool newest_first, Clock::time_point deadline,
+                                                const std::function<bool()>* stop) {
   DayScan scan;
   if (keep == 0) {
     auto n = RunCount(reader, q, lo, hi, cap, deadline, stop);
@@ -410,6 +493,26 @@ Result<std::optional<DayScan>> ScanDay(PartitionReader& reader, const CompiledQu
     }
   }
   return std::optional<DayScan>(std::move(scan));
+}
+
+// ScanDay in keys: the range and cursor mapped to positions, the scan, and
+// the positions it kept mapped back to keys.
+Result<std::optional<DayScan>> ScanDay(PartitionReader& reader, const CompiledQuery& q, EventKey lo,
+                                       EventKey hi, EventKey hits_hi, std::uint64_t cap,
+                                       std::size_t keep, bool newest_first,
+                                       Clock::time_point deadline,
+                                       const std::function<bool()>* stop) {
+  auto first = PositionOf(reader, q, lo, false);
+  if (!first.ok()) return first.status();
+  auto past = PositionOf(reader, q, hi, true);
+  if (!past.ok()) return past.status();
+  auto past_hits = PositionOf(reader, q, hits_hi, true);
+  if (!past_hits.ok()) return past_hits.status();
+  auto scan = ScanDayPositions(reader, q, *first, *past - 1, *past_hits - 1, cap, keep,
+                               newest_first, deadline, stop);
+  if (!scan.ok() || !*scan) return scan;
+  if (Status s = KeysAt(reader, q, (*scan)->newest); !s.ok()) return s;
+  return scan;
 }
 
 // The event matching the single-row `sql` bound with `value` in one partition.
@@ -865,6 +968,10 @@ std::unique_ptr<SqliteStore::ReaderSet> SqliteStore::TakeReaderSet() {
 }
 
 Result<SearchPage> SqliteStore::Search(const SearchRequest& req) {
+  return OnceMoreIfRowidsChanged([&] { return SearchOnce(req); });
+}
+
+Result<SearchPage> SqliteStore::SearchOnce(const SearchRequest& req) {
   if (req.query == nullptr) return Status::InvalidArgument("no query");
   // Errors that do not depend on a partition surface even with none.
   auto checked = CompileFtsQuery(*req.query);
@@ -927,8 +1034,8 @@ Result<std::optional<StoredEvent>> SqliteStore::Get(std::string_view id) {
 namespace {
 
 std::string ScanSql(const CompiledQuery& q, bool ascending) {
-  const MatchClause m = Candidates(q, true);
-  return fmt::format("SELECT {} {} ORDER BY {} {} LIMIT ?4", kEventColumns, m.from_where, m.key,
+  const MatchClause m = Candidates(q, Need::kEvents);
+  return fmt::format("SELECT {} {} ORDER BY {} {} LIMIT ?4", kEventColumns, m.from_where, m.order,
                      ascending ? "ASC" : "DESC");
 }
 
@@ -980,6 +1087,10 @@ Status RunScan(PartitionReader& reader, const std::string& sql, const CompiledQu
 }  // namespace
 
 Result<ScanPage> SqliteStore::Scan(const ScanRequest& req) {
+  return OnceMoreIfRowidsChanged([&] { return ScanOnce(req); });
+}
+
+Result<ScanPage> SqliteStore::ScanOnce(const ScanRequest& req) {
   if (req.query == nullptr) return Status::InvalidArgument("no query");
   if (auto checked = CompileFtsQuery(*req.query); !checked.ok()) return checked.status();
   EventKey lo = std::max(req.lo, FirstKeyAt(kMinEventTime));
@@ -1028,11 +1139,16 @@ using ReaderFor = std::function<Result<PartitionReader*>(std::int64_t day)>;
 // Rows of the events matching `q` in keys [lo, hi] of one partition, in key
 // order: the key, then `columns` (which may name `e.` events columns when
 // need_events), from the candidates of Candidates().
+std::string RowsSql(const CompiledQuery& q, std::string_view columns, Need need,
+                    bool newest_first) {
+  const MatchClause m = Candidates(q, need);
+  return fmt::format("SELECT {}, {} {} ORDER BY {} {}", m.key, columns, m.from_where, m.order,
+                     newest_first ? "DESC" : "ASC");
+}
+
 std::string RowsSql(const CompiledQuery& q, std::string_view columns, bool need_events,
                     bool newest_first) {
-  const MatchClause m = Candidates(q, need_events);
-  return fmt::format("SELECT {}, {} {} ORDER BY {} {}", m.key, columns, m.from_where, m.key,
-                     newest_first ? "DESC" : "ASC");
+  return RowsSql(q, columns, need_events ? Need::kEvents : Need::kKeys, newest_first);
 }
 
 // Steps `sql` (bound like a search of q over keys [lo, hi]) and calls
@@ -1058,6 +1174,29 @@ Status ForEachRow(PartitionReader& reader, const std::string& sql, const Compile
 
 constexpr const char* kHistogramColumns = "dc_name(e.level), dc_name(e.idx), dc_source(e.source)";
 
+// Histogram of a clean numbered day's matches in keys lo..hi, by docno:
+// each `unit` (dividing the buckets) starts at the docno its level counts
+// give (UnitStarts), so no match's key is read.
+Status DocnosHistogram(PartitionReader& reader, const CompiledQuery& q, EventKey lo, EventKey hi,
+                       TimeMs unit, Clock::time_point deadline, HistogramAccumulator& acc,
+                       bool& overflow) {
+  auto starts = UnitStarts(reader, q, KeyTime(lo), KeyTime(hi) + 1, unit);
+  if (!starts.ok()) return starts.status();
+  auto first = PositionOf(reader, q, lo, false);
+  if (!first.ok()) return first.status();
+  auto past = PositionOf(reader, q, hi, true);
+  if (!past.ok()) return past.status();
+  std::size_t at = 0;
+  const std::vector<std::pair<TimeMs, std::int64_t>>& units = *starts;
+  return ForEachRow(reader, RowsSql(q, "0", Need::kPositions, false), q, *first, *past - 1,
+                    deadline, [&](const Stmt& row) {
+                      const std::int64_t docno = row.Int(0);
+                      while (at + 1 < units.size() && units[at + 1].second <= docno) ++at;
+                      overflow = !acc.Add(units[at].first, {}, {});
+                      return !overflow;
+                    });
+}
+
 // Histogram of events read row by row (the level column, or documents).
 // Sets `overflow` when discovering keys ran past the limit.
 Status ScanHistogram(const ReaderFor& reader_for, const std::vector<std::int64_t>& days,
@@ -1070,6 +1209,12 @@ Status ScanHistogram(const ReaderFor& reader_for, const std::vector<std::int64_t
     if (!reader.ok()) return reader.status();
     auto q = compiled.For(day, **reader);
     if (!q.ok()) return q.status();
+    if (!need_events && ReadsDocnos(**q) && spec.interval % kMsPerSecond == 0) {
+      const TimeMs unit = spec.interval % kMsPerMinute == 0 ? kMsPerMinute : kMsPerSecond;
+      auto s = DocnosHistogram(**reader, **q, lo, hi, unit, deadline, acc, overflow);
+      if (!s.ok() || overflow) return s;
+      continue;
+    }
     const std::string sql =
         RowsSql(**q, need_events ? kHistogramColumns : "''", need_events, false);
     auto s = ForEachRow(**reader, sql, **q, lo, hi, deadline, [&](const Stmt& row) {
@@ -1186,6 +1331,11 @@ Result<std::vector<std::string>> SampleSplitKeys(const ReaderFor& reader_for,
 
 Result<std::vector<HistogramBucket>> SqliteStore::Histogram(const SearchRequest& req,
                                                             TimeMs interval) {
+  return OnceMoreIfRowidsChanged([&] { return HistogramOnce(req, interval); });
+}
+
+Result<std::vector<HistogramBucket>> SqliteStore::HistogramOnce(const SearchRequest& req,
+                                                                TimeMs interval) {
   if (req.query == nullptr || interval <= 0)
     return Status::InvalidArgument("bad histogram request");
   const auto [from, to] = ReadRange(req);
@@ -1238,6 +1388,11 @@ Result<std::vector<HistogramBucket>> SqliteStore::Histogram(const SearchRequest&
 }
 
 Result<HistogramTable> SqliteStore::Histogram(const SearchRequest& req, const HistogramSpec& spec) {
+  return OnceMoreIfRowidsChanged([&] { return HistogramOnce(req, spec); });
+}
+
+Result<HistogramTable> SqliteStore::HistogramOnce(const SearchRequest& req,
+                                                  const HistogramSpec& spec) {
   if (req.query == nullptr || spec.interval <= 0)
     return Status::InvalidArgument("bad histogram request");
   const auto [from, to] = ReadRange(req);
@@ -1295,6 +1450,11 @@ Result<HistogramTable> SqliteStore::Histogram(const SearchRequest& req, const Hi
 
 Result<FieldsSummary> SqliteStore::SummarizeFields(const SearchRequest& req,
                                                    const FieldsSpec& spec) {
+  return OnceMoreIfRowidsChanged([&] { return SummarizeFieldsOnce(req, spec); });
+}
+
+Result<FieldsSummary> SqliteStore::SummarizeFieldsOnce(const SearchRequest& req,
+                                                       const FieldsSpec& spec) {
   if (req.query == nullptr) return Status::InvalidArgument("no query");
   if (auto checked = CompileFtsQuery(*req.query); !checked.ok()) return checked.status();
   const auto [from, to] = ReadRange(req);
@@ -1332,6 +1492,11 @@ Result<FieldsSummary> SqliteStore::SummarizeFields(const SearchRequest& req,
 }
 
 Result<Neighbors> SqliteStore::FindNeighbors(const SearchRequest& req, const NeighborsSpec& spec) {
+  return OnceMoreIfRowidsChanged([&] { return FindNeighborsOnce(req, spec); });
+}
+
+Result<Neighbors> SqliteStore::FindNeighborsOnce(const SearchRequest& req,
+                                                 const NeighborsSpec& spec) {
   if (req.query == nullptr) return Status::InvalidArgument("no query");
   const TimeMs anchor_time = KeyTime(spec.anchor);
   const std::int64_t anchor_day = DayOf(anchor_time);

@@ -86,6 +86,14 @@ class SqliteStore final : public EventStore {
   Status QuarantineDamaged();
   // Retention's drop: on the writer thread, then closes idle connections.
   Result<DroppedPartition> DropPartition(std::int64_t day);
+  // One attempt of the public method of the same name. The method makes a
+  // second when a day's rowids changed under the first (rowid_layout.h).
+  Result<SearchPage> SearchOnce(const SearchRequest& req);
+  Result<std::vector<HistogramBucket>> HistogramOnce(const SearchRequest& req, TimeMs interval);
+  Result<ScanPage> ScanOnce(const ScanRequest& req);
+  Result<HistogramTable> HistogramOnce(const SearchRequest& req, const HistogramSpec& spec);
+  Result<FieldsSummary> SummarizeFieldsOnce(const SearchRequest& req, const FieldsSpec& spec);
+  Result<Neighbors> FindNeighborsOnce(const SearchRequest& req, const NeighborsSpec& spec);
 
   const SqliteStoreOptions options_;
   const Log& log_;

@@ -4,6 +4,7 @@
 // evaluator of the same contract) agree on random queries over generated
 // training logs.
 #include <algorithm>
+#include <filesystem>
 #include <future>
 #include <map>
 #include <random>
@@ -21,6 +22,8 @@
 #include "storage/log.h"
 #include "storage/match_sample.h"
 #include "storage/partition.h"
+#include "storage/partition_compaction.h"
+#include "storage/partition_reindex.h"
 #include "storage/row_predicate.h"
 #include "storage/sqlite_store.h"
 #include "storage/text_tokenizer.h"
@@ -151,6 +154,27 @@ class QueryLanguageStoreTest : public ::testing::Test {
     EXPECT_EQ(got, Expected(q)) << query::DebugString(q);
   }
 
+  // Date histograms of `q` over [from, to) count what RowMatcher finds:
+  // every 60 s and 1 h (few enough buckets for the explorer's histogram)
+  // and 7 s (too many).
+  void ExpectHistogramsOfTheRowMatcher(const Node& q, TimeMs from, TimeMs to) {
+    std::map<std::string, TimeMs> time_of;
+    for (const auto& [record, id] : events_) time_of[id] = record.ts_ms;
+    for (const TimeMs interval : {TimeMs{60'000}, TimeMs{3'600'000}, TimeMs{7'000}}) {
+      std::map<TimeMs, std::uint64_t> want;
+      for (const std::string& id : Expected(q)) ++want[time_of.at(id) / interval * interval];
+      SearchRequest req;
+      req.query = &q;
+      req.from = from;
+      req.to = to;
+      auto got = store_->Histogram(req, interval);
+      ASSERT_TRUE(got.ok()) << got.status().ToString();
+      std::map<TimeMs, std::uint64_t> have;
+      for (const HistogramBucket& b : *got) have[b.start] = b.count;
+      EXPECT_EQ(have, want) << query::DebugString(q) << " every " << interval << " ms";
+    }
+  }
+
   dashcam::testing::TempDir dir_;
   Log log_ = Log::Null();
   std::unique_ptr<SqliteStore> store_;
@@ -206,8 +230,6 @@ TEST_F(QueryLanguageStoreTest, DateHistogramsCountWhatTheRowMatcherFinds) {
   AddJson(fmt::format(R"({{"@timestamp":{},"message":"epoch fresh"}})", kLangT0 + 7), "logs", "d1");
   std::erase_if(events_, [](const auto& e) { return e.first.message == "epoch stale"; });
   views_.clear();
-  std::map<std::string, TimeMs> time_of;
-  for (const auto& [record, id] : events_) time_of[id] = record.ts_ms;
 
   const Node queries[] = {
       Node::MatchAll(),
@@ -220,23 +242,8 @@ TEST_F(QueryLanguageStoreTest, DateHistogramsCountWhatTheRowMatcherFinds) {
                 {LangTerm("", "epoch"),
                  Range("@timestamp", std::to_string(kLangT0 + 86'000'000), "", false)}),
   };
-  for (const Node& q : queries) {
-    for (const TimeMs interval : {TimeMs{60'000}, TimeMs{3'600'000}, TimeMs{7'000}}) {
-      std::map<TimeMs, std::uint64_t> want;
-      for (const std::string& id : Expected(q)) ++want[time_of.at(id) / interval * interval];
-      // Over the days written: 60 s and 1 h in few enough buckets for the
-      // explorer's histogram, 7 s in too many.
-      SearchRequest req;
-      req.query = &q;
-      req.from = kLangT0 - 3'600'000;
-      req.to = kLangT0 + 3 * 86'400'000;
-      auto got = store_->Histogram(req, interval);
-      ASSERT_TRUE(got.ok()) << got.status().ToString();
-      std::map<TimeMs, std::uint64_t> have;
-      for (const HistogramBucket& b : *got) have[b.start] = b.count;
-      EXPECT_EQ(have, want) << query::DebugString(q) << " every " << interval << " ms";
-    }
-  }
+  for (const Node& q : queries)
+    ExpectHistogramsOfTheRowMatcher(q, kLangT0 - 3'600'000, kLangT0 + 3 * 86'400'000);
 }
 
 TEST_F(QueryLanguageStoreTest, TooManyExpansionsIsAnErrorNamingTheLimit) {
@@ -736,6 +743,171 @@ TEST_F(QueryLanguageStoreTest, CompiledQueriesAgreeWithTheRowMatcher) {
     ++compared;
   }
   EXPECT_GE(compared, 270) << "refused: " << refused;
+}
+
+// ---- Days whose index rowids are docnos (rowid_layout.h) ----
+
+class NumberedDaysTest : public QueryLanguageStoreTest {
+ protected:
+  std::vector<std::string> DayFiles() {
+    std::vector<std::string> out;
+    for (const auto& f : std::filesystem::directory_iterator(dir_.path() + "/data")) {
+      if (f.path().extension() == ".db") out.push_back(f.path().string());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  // Re-indexes every day as the compactor does, numbering its events.
+  void NumberEveryDay() {
+    for (const std::string& path : DayFiles()) {
+      Db db;
+      ASSERT_TRUE(OpenForCompaction(path, db).ok()) << path;
+      auto r = ReindexPartition(db, CompactionSteps{}, [](auto) { return true; });
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      EXPECT_TRUE(r->swapped && r->numbered) << path;
+    }
+  }
+  // meta "rowids" of every day.
+  std::vector<RowidLayout> Layouts() {
+    std::vector<RowidLayout> out;
+    for (const std::string& path : DayFiles()) {
+      auto reader = PartitionReader::Open(path, 1024);
+      EXPECT_TRUE(reader.ok());
+      if (reader.ok()) out.push_back((*reader)->rowids());
+    }
+    return out;
+  }
+  // `n` generated events over the two days, every fifth with an id.
+  std::vector<Record> Generated(std::uint64_t seed, int n, int id_base) {
+    dashcam::testing::GeneratorOptions options;
+    options.seed = seed;
+    options.expected_events = static_cast<std::size_t>(n);
+    options.span_ms = 2 * kMsPerDay;
+    dashcam::testing::TrainingLogGenerator gen(options);
+    std::vector<Record> records;
+    for (int i = 0; i < n; ++i) {
+      records.push_back(RecordOf(gen.Next().json, i % 3 == 0 ? "app-logs" : "filebeat-x",
+                                 i % 5 == 0 ? fmt::format("doc-{}", id_base + i) : ""));
+    }
+    return records;
+  }
+  // Sends event `doc-<i>` again with another body, a little later the same
+  // day: the old one is replaced.
+  void Replace(int i) {
+    const std::string id = fmt::format("doc-{}", i);
+    auto old =
+        std::find_if(events_.begin(), events_.end(), [&](const auto& e) { return e.second == id; });
+    ASSERT_NE(old, events_.end()) << id;
+    const TimeMs ts = old->first.ts_ms / kMsPerDay * kMsPerDay + 1000 * i;
+    events_.erase(old);
+    views_.clear();
+    Record r = RecordOf(
+        fmt::format(R"({{"@timestamp":{},"message":"replaced {} cuda epoch","gpu_id":3}})", ts, i),
+        "app-logs", id);
+    r.op = WriteOp::kIndex;
+    Add({std::move(r)});
+  }
+
+  // Random queries: the hits, and the total counted, are RowMatcher's; and
+  // date histograms count what it finds.
+  void ExpectAnswersOfTheRowMatcher(std::uint32_t seed, int queries) {
+    RandomQueries random(events_, seed);
+    int compared = 0;
+    for (int i = 0; i < queries; ++i) {
+      const Node q = random.Make();
+      SearchRequest req;
+      req.query = &q;
+      req.limit = 10'000;
+      req.count_limit = 100'000;
+      auto page = store_->Search(req);
+      if (!page.ok()) {
+        ASSERT_EQ(page.status().code(), StatusCode::kInvalidArgument) << page.status().ToString();
+        continue;
+      }
+      std::vector<std::string> got;
+      for (const StoredEvent& e : page->hits) got.push_back(e.id);
+      std::sort(got.begin(), got.end());
+      const std::vector<std::string> want = Expected(q);
+      std::vector<std::string> missing, extra;
+      std::set_difference(want.begin(), want.end(), got.begin(), got.end(),
+                          std::back_inserter(missing));
+      std::set_difference(got.begin(), got.end(), want.begin(), want.end(),
+                          std::back_inserter(extra));
+      ASSERT_EQ(got, want) << "query " << i << ": " << query::DebugString(q) << ": "
+                           << missing.size() << " missing, the first "
+                           << (missing.empty() ? "-" : missing[0]) << "; " << extra.size()
+                           << " extra, the first " << (extra.empty() ? "-" : extra[0]);
+      EXPECT_EQ(page->total, want.size()) << query::DebugString(q);
+      ++compared;
+    }
+    EXPECT_GE(compared, queries * 9 / 10);
+    const Node histogram_queries[] = {
+        LangTerm("", "epoch"),
+        LangGroup(NodeKind::kAnd, {LangTerm("", "loss"), Range("gpu_id", "2", "5")}),
+        LangGroup(NodeKind::kNot, {LangTerm("", "epoch")}),
+    };
+    for (const Node& q : histogram_queries) {
+      ExpectHistogramsOfTheRowMatcher(
+          q, dashcam::testing::kDefaultGeneratorStartMs - 1'800'000,
+          dashcam::testing::kDefaultGeneratorStartMs + 2 * kMsPerDay + 1'234'567);
+    }
+  }
+};
+
+TEST_F(NumberedDaysTest, NumberedAndLateDaysAnswerWhatTheRowMatcherFinds) {
+  Add(Generated(11, 2000, 0));
+  NumberEveryDay();
+  for (const RowidLayout& l : Layouts()) EXPECT_TRUE(l.clean()) << l.meta;
+  ExpectAnswersOfTheRowMatcher(101, 150);
+
+  // Late events, and documents sent again: each day is marked late, and
+  // read in the form that takes both kinds of rowid.
+  Add(Generated(12, 300, 5000));
+  for (int i = 0; i < 2000; i += 100) Replace(i);
+  for (const RowidLayout& l : Layouts()) EXPECT_TRUE(l.dense() && l.late) << l.meta;
+  ExpectAnswersOfTheRowMatcher(102, 150);
+
+  // Numbered again: clean, a later numbering.
+  NumberEveryDay();
+  for (const RowidLayout& l : Layouts()) {
+    EXPECT_TRUE(l.clean()) << l.meta;
+    EXPECT_EQ(DocnosGeneration(l.meta), 2) << l.meta;
+  }
+  ExpectAnswersOfTheRowMatcher(103, 150);
+}
+
+TEST_F(NumberedDaysTest, AStatementCompiledForOtherRowidsFailsAndIsNamed) {
+  Add(Generated(13, 200, 0));
+  const std::string path = DayFiles().front();
+  auto reader = PartitionReader::Open(path, 1024);
+  ASSERT_TRUE(reader.ok());
+  const RowidLayout keys = (*reader)->rowids();
+  EXPECT_FALSE(keys.dense());
+  const std::string checks_keys = fmt::format("SELECT 1 WHERE {}", RowidsGuardSql(keys));
+  auto run = [&](const std::string& sql) -> Status {
+    auto stmt = (*reader)->Statement(sql);
+    if (!stmt.ok()) return stmt.status();
+    const int rc = (*stmt)->Step();
+    (*stmt)->Reset();
+    return SqliteStatus(rc, (*reader)->db(), "guarded");
+  };
+  EXPECT_TRUE(run(checks_keys).ok());
+
+  NumberEveryDay();
+  const Status after = run(checks_keys);  // prepared before the numbering
+  EXPECT_TRUE(IsRowidsChanged(after)) << after.ToString();
+  ASSERT_TRUE((*reader)->ReadRowids().ok());
+  const RowidLayout numbered = (*reader)->rowids();
+  ASSERT_TRUE(numbered.clean()) << numbered.meta;
+  const std::string checks_numbered = fmt::format("SELECT 1 WHERE {}", RowidsGuardSql(numbered));
+  EXPECT_TRUE(run(checks_numbered).ok());
+
+  // A late event marks the day late in its own transaction.
+  Add({RecordOf(R"({"@timestamp":"2026-11-29T01:00:00Z","message":"late"})", "logs")});
+  EXPECT_TRUE(IsRowidsChanged(run(checks_numbered)));
+  ASSERT_TRUE((*reader)->ReadRowids().ok());
+  EXPECT_TRUE((*reader)->rowids().late) << (*reader)->rowids().meta;
+  EXPECT_EQ((*reader)->rowids().docnos, numbered.docnos);
 }
 
 }  // namespace

@@ -1,0 +1,100 @@
+#include "storage/rowid_layout.h"
+
+#include <charconv>
+
+#include <fmt/format.h>
+
+namespace dashcam::storage {
+namespace {
+
+constexpr std::string_view kDocnos = "docnos:";
+constexpr std::string_view kLate = "late:";
+
+// "N:G" -> N and G; false when malformed.
+bool ParseCounts(std::string_view s, std::int64_t& n, std::int64_t& g) {
+  const auto colon = s.find(':');
+  if (colon == std::string_view::npos) return false;
+  const char* end = s.data() + colon;
+  auto r1 = std::from_chars(s.data(), end, n);
+  auto r2 = std::from_chars(end + 1, s.data() + s.size(), g);
+  return r1.ec == std::errc() && r1.ptr == end && r2.ec == std::errc() &&
+         r2.ptr == s.data() + s.size() && n > 0 && g > 0;
+}
+
+// dc_rowids(current, expected): 1 when equal (NULL reads as ''), else the
+// statement fails with kRowidsChanged.
+void RowidsGuard(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  auto text = [](sqlite3_value* v) {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_value_text(v));
+    return p ? std::string_view(p, static_cast<std::size_t>(sqlite3_value_bytes(v)))
+             : std::string_view();
+  };
+  if (text(argv[0]) == text(argv[1])) {
+    sqlite3_result_int(ctx, 1);
+  } else {
+    sqlite3_result_error(ctx, kRowidsChanged.data(), static_cast<int>(kRowidsChanged.size()));
+  }
+}
+
+}  // namespace
+
+RowidLayout ParseRowidLayout(std::string_view value) {
+  RowidLayout layout;
+  layout.meta = value;
+  std::int64_t n = 0, g = 0;
+  if (value.starts_with(kDocnos) && ParseCounts(value.substr(kDocnos.size()), n, g)) {
+    layout.docnos = n;
+  } else if (value.starts_with(kLate) && ParseCounts(value.substr(kLate.size()), n, g)) {
+    layout.docnos = n;
+    layout.late = true;
+  }
+  return layout;
+}
+
+std::string DocnosMeta(std::int64_t n, std::int64_t generation) {
+  return fmt::format("{}{}:{}", kDocnos, n, generation);
+}
+
+std::int64_t DocnosGeneration(std::string_view value) {
+  for (std::string_view prefix : {kDocnos, kLate}) {
+    std::int64_t n = 0, g = 0;
+    if (value.starts_with(prefix) && ParseCounts(value.substr(prefix.size()), n, g)) return g;
+  }
+  return 0;
+}
+
+std::string RowidsGuardSql(const RowidLayout& layout) {
+  // The meta value is digits and a prefix of ours, or a file's own text:
+  // quoted as an SQL string either way.
+  std::string quoted;
+  for (char c : layout.meta) {
+    quoted += c;
+    if (c == '\'') quoted += '\'';
+  }
+  return fmt::format("dc_rowids((SELECT value FROM meta WHERE key = '{}'), '{}')", kRowidsMeta,
+                     quoted);
+}
+
+Status RegisterRowidsGuard(sqlite3* db) {
+  const int rc = sqlite3_create_function_v2(db, "dc_rowids", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                                            nullptr, &RowidsGuard, nullptr, nullptr, nullptr);
+  return rc == SQLITE_OK ? Status::Ok() : Status::Internal("cannot register dc_rowids");
+}
+
+bool IsRowidsChanged(const Status& s) {
+  return !s.ok() && s.message().find(kRowidsChanged) != std::string::npos;
+}
+
+std::string DocnoBoundSql(const RowidLayout& layout, std::string_view key_sql, bool after) {
+  // lower_bound over docnos 1..N: [lo, hi) halves until empty.
+  const char* below = after ? "<=" : "<";
+  return fmt::format(
+      "(WITH RECURSIVE b(lo, hi) AS (SELECT 1, {0} UNION ALL "
+      "SELECT CASE WHEN m.key {1} {2} THEN (b.lo + b.hi) / 2 + 1 ELSE b.lo END, "
+      "CASE WHEN m.key {1} {2} THEN b.hi ELSE (b.lo + b.hi) / 2 END "
+      "FROM b JOIN docnos AS m ON m.docno = (b.lo + b.hi) / 2 WHERE b.lo < b.hi) "
+      "SELECT max(lo) FROM b)",
+      layout.docnos + 1, below, key_sql);
+}
+
+}  // namespace dashcam::storage

@@ -1,0 +1,71 @@
+// What a partition's FTS5 rowids are: event keys, or dense document numbers.
+//
+// A day is written with rowid = key (partition.h). Keys are ~2^60 and spaced
+// by milliseconds << 20, so each posting of the index spends 4-5 bytes on
+// its rowid delta. When a past day is re-indexed at compaction
+// (partition_reindex.h) its events are numbered 1..N in key order instead,
+// "docnos", and `docnos(docno INTEGER PRIMARY KEY, key INTEGER)` maps each
+// back to its key: the index shrinks by about half and every doclist it
+// walks with it (tests/bench/dense_rowids).
+//
+// Events written to such a day afterwards ("late": a late shipper, a
+// document sent again by id) go in with rowid = key as ever, far above N.
+// The first write that comes after the numbering marks the day late (the
+// writer, in the same transaction), and its readers then take a form
+// correct for both kinds of rowid, slower, until the compactor numbers the
+// day again.
+//
+// meta "rowids" holds which: absent (keys), "docnos:N:G" or "late:N:G",
+// where G counts the numberings of the file. A statement compiled for one
+// value must not run on another (the same rowids would mean other events),
+// so every statement that reads the index checks it in its own snapshot:
+// RowidsGuardSql, which fails with kRowidsChanged when it differs.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "storage/status.h"
+
+namespace dashcam::storage {
+
+inline constexpr const char* kRowidsMeta = "rowids";
+// The message of the SQLite error RowidsGuardSql raises.
+inline constexpr std::string_view kRowidsChanged = "partition rowids changed";
+
+struct RowidLayout {
+  std::int64_t docnos = 0;  // N; 0: rowids are keys
+  bool late = false;        // events written since the numbering
+  std::string meta;         // meta "rowids" as read; "" when absent
+
+  bool dense() const { return docnos > 0; }
+  bool clean() const { return dense() && !late; }
+};
+
+// The layout meta "rowids" = `value` says; keys when it is empty or not
+// understood (a reader then fails its guard rather than misreading).
+RowidLayout ParseRowidLayout(std::string_view value);
+
+// meta "rowids" for a file numbered 1..n for the `generation`th time.
+std::string DocnosMeta(std::int64_t n, std::int64_t generation);
+// The numbering count of a meta value (0 when keys).
+std::int64_t DocnosGeneration(std::string_view value);
+
+// An SQL condition true when the file's meta "rowids" is still `layout`'s,
+// failing the statement with kRowidsChanged otherwise. Needs
+// RegisterRowidsGuard on the connection.
+std::string RowidsGuardSql(const RowidLayout& layout);
+Status RegisterRowidsGuard(sqlite3* db);
+
+// Whether `s` is a statement failing its RowidsGuardSql.
+bool IsRowidsChanged(const Status& s);
+
+// The smallest docno whose key is >= `key_sql` (or > with `after`), as an
+// SQL scalar subquery over `docnos` (a binary search: ~20 lookups); N + 1
+// when none is.
+std::string DocnoBoundSql(const RowidLayout& layout, std::string_view key_sql, bool after);
+
+}  // namespace dashcam::storage
