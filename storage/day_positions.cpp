@@ -42,36 +42,36 @@ Status KeysAt(PartitionReader& reader, const CompiledQuery& q, std::vector<Event
   return Status::Ok();
 }
 
-Result<std::vector<std::pair<TimeMs, std::int64_t>>> UnitStarts(PartitionReader& reader,
-                                                                const CompiledQuery& q, TimeMs from,
-                                                                TimeMs to, TimeMs unit) {
-  const char* table = unit == kMsPerMinute ? "level_minutes" : "level_seconds";
-  const char* column = unit == kMsPerMinute ? "minute" : "second";
+Result<std::vector<std::pair<TimeMs, std::int64_t>>> MinuteStarts(PartitionReader& reader,
+                                                                  const CompiledQuery& q,
+                                                                  TimeMs from, TimeMs to) {
   const std::string guard = RowidsGuardSql(q.rowids);
-  const std::int64_t first = from / unit, last = (to - 1) / unit;
+  const std::int64_t first = from / kMsPerMinute, last = (to - 1) / kMsPerMinute;
   auto before = reader.Statement(
-      fmt::format("SELECT coalesce(sum(n), 0) FROM {} WHERE {} AND {} < ?1", table, guard, column));
+      fmt::format("SELECT coalesce(sum(n), 0) FROM level_minutes WHERE {} AND minute < ?1", guard));
   if (!before.ok()) return before.status();
   (*before)->Bind(1, first);
   auto below = OneInt(reader, **before, "level counts");
   if (!below.ok()) return below.status();
-  auto units = reader.Statement(
-      fmt::format("SELECT {0}, sum(n) FROM {1} WHERE {2} AND {0} BETWEEN ?1 AND ?2 GROUP BY {0} "
-                  "ORDER BY {0}",
-                  column, table, guard));
-  if (!units.ok()) return units.status();
-  (*units)->Bind(1, first);
-  (*units)->Bind(2, last);
+  // Rows by (minute, level) in key order, summed here: a GROUP BY of the
+  // ~6 000 rows of a day's minutes took as long as the histogram's matches.
+  auto minutes = reader.Statement(fmt::format(
+      "SELECT minute, n FROM level_minutes WHERE {} AND minute BETWEEN ?1 AND ?2 ORDER BY minute",
+      guard));
+  if (!minutes.ok()) return minutes.status();
+  (*minutes)->Bind(1, first);
+  (*minutes)->Bind(2, last);
   std::vector<std::pair<TimeMs, std::int64_t>> out;
   std::int64_t next = *below + 1;
   int rc;
-  while ((rc = (*units)->Step()) == SQLITE_ROW) {
-    const std::int64_t n = (*units)->Int(1);
+  while ((rc = (*minutes)->Step()) == SQLITE_ROW) {
+    const std::int64_t n = (*minutes)->Int(1);
     if (n <= 0) continue;
-    out.emplace_back(std::max(from, (*units)->Int(0) * unit), next);
+    const TimeMs start = std::max(from, (*minutes)->Int(0) * kMsPerMinute);
+    if (out.empty() || out.back().first != start) out.emplace_back(start, next);
     next += n;
   }
-  (*units)->Reset();
+  (*minutes)->Reset();
   if (rc != SQLITE_DONE) return SqliteStatus(rc, reader.db(), "level counts");
   return out;
 }

@@ -34,12 +34,11 @@ Result<std::int64_t> PositionOf(PartitionReader& reader, const CompiledQuery& q,
 // The keys at `positions`, in place.
 Status KeysAt(PartitionReader& reader, const CompiledQuery& q, std::vector<EventKey>& positions);
 
-// For a clean numbered day: the first position of each `unit` (a second or
-// a minute) from `from` on, up to `to`, from the level counts, as
-// (unit start time, first position). Positions below the first start lie
-// before `from`.
-Result<std::vector<std::pair<TimeMs, std::int64_t>>> UnitStarts(PartitionReader& reader,
-                                                                const CompiledQuery& q, TimeMs from,
-                                                                TimeMs to, TimeMs unit);
+// For a clean numbered day: the first position of each minute from `from`
+// on, up to `to`, from the level counts, as (minute start time, or `from`
+// in the first, and first position). Minutes without events are left out.
+Result<std::vector<std::pair<TimeMs, std::int64_t>>> MinuteStarts(PartitionReader& reader,
+                                                                  const CompiledQuery& q,
+                                                                  TimeMs from, TimeMs to);
 
 }  // namespace dashcam::storage

@@ -71,8 +71,10 @@ std::string RowidsGuardSql(const RowidLayout& layout) {
     quoted += c;
     if (c == '\'') quoted += '\'';
   }
-  return fmt::format("dc_rowids((SELECT value FROM meta WHERE key = '{}'), '{}')", kRowidsMeta,
-                     quoted);
+  // A scalar subquery: SQLite evaluates it once per statement, where the
+  // function call alone would be evaluated for every row.
+  return fmt::format("(SELECT dc_rowids((SELECT value FROM meta WHERE key = '{}'), '{}'))",
+                     kRowidsMeta, quoted);
 }
 
 Status RegisterRowidsGuard(sqlite3* db) {

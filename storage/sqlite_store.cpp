@@ -1174,27 +1174,59 @@ Status ForEachRow(PartitionReader& reader, const std::string& sql, const Compile
 
 constexpr const char* kHistogramColumns = "dc_name(e.level), dc_name(e.idx), dc_source(e.source)";
 
-// Histogram of a clean numbered day's matches in keys lo..hi, by docno:
-// each `unit` (dividing the buckets) starts at the docno its level counts
-// give (UnitStarts), so no match's key is read.
-Status DocnosHistogram(PartitionReader& reader, const CompiledQuery& q, EventKey lo, EventKey hi,
-                       TimeMs unit, Clock::time_point deadline, HistogramAccumulator& acc,
-                       bool& overflow) {
-  auto starts = UnitStarts(reader, q, KeyTime(lo), KeyTime(hi) + 1, unit);
+// Where each bucket of `interval` in [from, to) starts among a clean
+// numbered day's docnos, as (bucket time, first docno): a lookup per bucket
+// when there are few of them (a 3 h histogram: 8 a day), else from the
+// level counts' minutes (MinuteStarts; a 1 m histogram: one read of the day's
+// 1 440 minutes, ~1 ms); nullopt otherwise (the matches' keys are read).
+Result<std::optional<std::vector<std::pair<TimeMs, std::int64_t>>>> DocnoBucketStarts(
+    PartitionReader& reader, const CompiledQuery& q, TimeMs from, TimeMs to, TimeMs interval) {
+  constexpr std::uint64_t kMaxLookups = 64;
+  using Starts = std::vector<std::pair<TimeMs, std::int64_t>>;
+  if (HistogramAccumulator::BucketCount(from, to, interval) <= kMaxLookups) {
+    Starts out;
+    for (TimeMs t = from; t < to; t = (t / interval + 1) * interval) {
+      auto docno = PositionOf(reader, q, FirstKeyAt(t), false);
+      if (!docno.ok()) return docno.status();
+      out.emplace_back(t, *docno);
+    }
+    return std::optional<Starts>(std::move(out));
+  }
+  // Seconds are not worth it: 6 h of them are ~40 000 rows of the bench's
+  // logs, 5 ms, where a rare query's keys cost far less.
+  if (interval % kMsPerMinute != 0) return std::optional<Starts>();
+  auto units = MinuteStarts(reader, q, from, to);
+  if (!units.ok()) return units.status();
+  return std::optional<Starts>(std::move(*units));
+}
+
+// Histogram of a clean numbered day's matches in keys lo..hi, by docno
+// (DocnoBucketStarts), so that no match's key is read. False when the
+// buckets cannot be found so.
+Result<bool> DocnosHistogram(PartitionReader& reader, const CompiledQuery& q, std::int64_t day,
+                             EventKey lo, EventKey hi, TimeMs interval, Clock::time_point deadline,
+                             HistogramAccumulator& acc, bool& overflow) {
+  const TimeMs from = std::max(KeyTime(lo), day * kMsPerDay);
+  const TimeMs to = std::min(KeyTime(hi) + 1, (day + 1) * kMsPerDay);
+  if (from >= to) return true;
+  auto starts = DocnoBucketStarts(reader, q, from, to, interval);
   if (!starts.ok()) return starts.status();
+  if (!*starts) return false;
   auto first = PositionOf(reader, q, lo, false);
   if (!first.ok()) return first.status();
   auto past = PositionOf(reader, q, hi, true);
   if (!past.ok()) return past.status();
   std::size_t at = 0;
-  const std::vector<std::pair<TimeMs, std::int64_t>>& units = *starts;
-  return ForEachRow(reader, RowsSql(q, "0", Need::kPositions, false), q, *first, *past - 1,
-                    deadline, [&](const Stmt& row) {
-                      const std::int64_t docno = row.Int(0);
-                      while (at + 1 < units.size() && units[at + 1].second <= docno) ++at;
-                      overflow = !acc.Add(units[at].first, {}, {});
-                      return !overflow;
-                    });
+  const std::vector<std::pair<TimeMs, std::int64_t>>& units = **starts;
+  Status s = ForEachRow(reader, RowsSql(q, "0", Need::kPositions, false), q, *first, *past - 1,
+                        deadline, [&](const Stmt& row) {
+                          const std::int64_t docno = row.Int(0);
+                          while (at + 1 < units.size() && units[at + 1].second <= docno) ++at;
+                          overflow = !acc.Add(units[at].first, {}, {});
+                          return !overflow;
+                        });
+  if (!s.ok()) return s;
+  return true;
 }
 
 // Histogram of events read row by row (the level column, or documents).
@@ -1209,11 +1241,12 @@ Status ScanHistogram(const ReaderFor& reader_for, const std::vector<std::int64_t
     if (!reader.ok()) return reader.status();
     auto q = compiled.For(day, **reader);
     if (!q.ok()) return q.status();
-    if (!need_events && ReadsDocnos(**q) && spec.interval % kMsPerSecond == 0) {
-      const TimeMs unit = spec.interval % kMsPerMinute == 0 ? kMsPerMinute : kMsPerSecond;
-      auto s = DocnosHistogram(**reader, **q, lo, hi, unit, deadline, acc, overflow);
-      if (!s.ok() || overflow) return s;
-      continue;
+    if (!need_events && ReadsDocnos(**q)) {
+      auto done =
+          DocnosHistogram(**reader, **q, day, lo, hi, spec.interval, deadline, acc, overflow);
+      if (!done.ok()) return done.status();
+      if (overflow) return Status::Ok();
+      if (*done) continue;
     }
     const std::string sql =
         RowsSql(**q, need_events ? kHistogramColumns : "''", need_events, false);
