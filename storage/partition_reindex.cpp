@@ -245,7 +245,8 @@ Result<ReindexResult> ReindexPartition(Db& db, const CompactionSteps& steps,
     if (!now.ok()) return now.status();
     if (*now != *version) return DropReindexTable(db);
     out.swapped = true;
-    std::string rowids = fmt::format("DELETE FROM meta WHERE key = '{}'", kRowidsMeta);
+    std::string rowids =
+        fmt::format("DROP TABLE IF EXISTS docnos; DELETE FROM meta WHERE key = '{}'", kRowidsMeta);
     if (*number && out.events > 0) {
       out.numbered = true;
       rowids = fmt::format(

@@ -506,7 +506,8 @@ Result<std::optional<DayScan>> ScanDay(PartitionReader& reader, const CompiledQu
   if (!first.ok()) return first.status();
   auto past = PositionOf(reader, q, hi, true);
   if (!past.ok()) return past.status();
-  auto past_hits = PositionOf(reader, q, hits_hi, true);
+  // Without a cursor the hits end where the range does.
+  auto past_hits = hits_hi == hi ? past : PositionOf(reader, q, hits_hi, true);
   if (!past_hits.ok()) return past_hits.status();
   auto scan = ScanDayPositions(reader, q, *first, *past - 1, *past_hits - 1, cap, keep,
                                newest_first, deadline, stop);
@@ -1212,6 +1213,7 @@ Result<bool> DocnosHistogram(PartitionReader& reader, const CompiledQuery& q, st
   auto starts = DocnoBucketStarts(reader, q, from, to, interval);
   if (!starts.ok()) return starts.status();
   if (!*starts) return false;
+  if ((*starts)->empty()) return true;  // no event in the range
   auto first = PositionOf(reader, q, lo, false);
   if (!first.ok()) return first.status();
   auto past = PositionOf(reader, q, hi, true);
