@@ -255,9 +255,7 @@ Status PartitionWriter::Prepare() {
   const Item items[] = {
       // A numbered day's rowids no longer cover every event once this
       // transaction writes one (rowid_layout.h). No match: nothing written.
-      {&mark_late_, fmt::format("UPDATE meta SET value = 'late:' || substr(value, 8) "
-                                "WHERE key = '{}' AND value LIKE 'docnos:%'",
-                                kRowidsMeta)},
+      {&mark_late_, MarkLateSql()},
       {&insert_event_,
        "INSERT INTO events(key, level, idx, doc_id, source) VALUES(?1,?2,?3,?4,?5)"},
       {&insert_fts_, "INSERT INTO fts(rowid, message, attrs) VALUES(?1,?2,?3)"},

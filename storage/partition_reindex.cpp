@@ -23,13 +23,6 @@ using SteadyClock = std::chrono::steady_clock;
 // reading them again must not refuse one under other settings.
 constexpr DocumentLimits kStoredDocuments{std::numeric_limits<std::size_t>::max(), 1024};
 
-Result<std::int64_t> DataVersion(Db& db) {
-  auto stmt = db.Prepare("PRAGMA data_version");
-  if (!stmt.ok()) return stmt.status();
-  if (stmt->Step() != SQLITE_ROW) return db.Check(stmt->Reset(), "data_version");
-  return stmt->Int(0);
-}
-
 // Runs `body` in a write transaction, committed when it succeeds.
 template <class Body>
 Status InTransaction(Db& db, Body&& body) {
@@ -148,14 +141,18 @@ Result<bool> CanNumber(Db& db) {
   return *lowest > (std::int64_t{1} << 40);
 }
 
-// meta "rowids" now ("" when absent).
-Result<std::string> RowidsMeta(Db& db) {
+Result<std::int64_t> DataVersion(Db& db) {
+  return QueryInt(db, "PRAGMA data_version");
+}
+
+// What meta "rowids" says now.
+Result<RowidLayout> ReadRowidLayout(Db& db) {
   auto stmt = db.Prepare(fmt::format("SELECT value FROM meta WHERE key = '{}'", kRowidsMeta));
   if (!stmt.ok()) return stmt.status();
   const int rc = stmt->Step();
-  std::string value = rc == SQLITE_ROW ? std::string(stmt->Text(0)) : std::string();
+  RowidLayout layout = ParseRowidLayout(rc == SQLITE_ROW ? stmt->Text(0) : std::string_view());
   if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db.Check(rc, "read rowids");
-  return value;
+  return layout;
 }
 
 // The new index, built and its terms in `vocab`.
@@ -183,9 +180,9 @@ Result<bool> NeedsReindex(Db& db) {
   if (!stmt.ok()) return stmt.status();
   if (stmt->Step() != SQLITE_ROW) return db.Check(stmt->Reset(), "read meta");
   if (stmt->Int(0) < 2) return true;
-  auto rowids = RowidsMeta(db);
+  auto rowids = ReadRowidLayout(db);
   if (!rowids.ok()) return rowids.status();
-  if (ParseRowidLayout(*rowids).clean()) return false;
+  if (rowids->clean()) return false;
   return CanNumber(db);
 }
 
@@ -231,7 +228,7 @@ Result<ReindexResult> ReindexPartition(Db& db, const CompactionSteps& steps,
   if (!version.ok()) return version.status();
   auto number = CanNumber(db);
   if (!number.ok()) return number.status();
-  auto before = RowidsMeta(db);
+  auto before = ReadRowidLayout(db);
   if (!before.ok()) return before.status();
   if (Status s = BuildReindexTable(db, *number, steps, pace, &out.events); !s.ok()) {
     // Stopped: the next attempt drops what was built. Failed (a full disk,
@@ -253,7 +250,7 @@ Result<ReindexResult> ReindexPartition(Db& db, const CompactionSteps& steps,
           "DROP TABLE IF EXISTS docnos; ALTER TABLE {} RENAME TO docnos; "
           "INSERT OR REPLACE INTO meta VALUES('{}', '{}')",
           kReindexDocnosTable, kRowidsMeta,
-          DocnosMeta(static_cast<std::int64_t>(out.events), DocnosGeneration(*before) + 1));
+          DocnosMeta(static_cast<std::int64_t>(out.events), before->generation + 1));
     }
     return db.Exec(
         fmt::format("DROP TABLE fts; ALTER TABLE {} RENAME TO fts; "

@@ -42,12 +42,14 @@ RowidLayout ParseRowidLayout(std::string_view value) {
   RowidLayout layout;
   layout.meta = value;
   std::int64_t n = 0, g = 0;
-  if (value.starts_with(kDocnos) && ParseCounts(value.substr(kDocnos.size()), n, g)) {
-    layout.docnos = n;
-  } else if (value.starts_with(kLate) && ParseCounts(value.substr(kLate.size()), n, g)) {
-    layout.docnos = n;
-    layout.late = true;
-  }
+  const bool numbered =
+      value.starts_with(kDocnos) && ParseCounts(value.substr(kDocnos.size()), n, g);
+  const bool late =
+      !numbered && value.starts_with(kLate) && ParseCounts(value.substr(kLate.size()), n, g);
+  if (!numbered && !late) return layout;
+  layout.late = late;
+  layout.docnos = n;
+  layout.generation = g;
   return layout;
 }
 
@@ -55,12 +57,10 @@ std::string DocnosMeta(std::int64_t n, std::int64_t generation) {
   return fmt::format("{}{}:{}", kDocnos, n, generation);
 }
 
-std::int64_t DocnosGeneration(std::string_view value) {
-  for (std::string_view prefix : {kDocnos, kLate}) {
-    std::int64_t n = 0, g = 0;
-    if (value.starts_with(prefix) && ParseCounts(value.substr(prefix.size()), n, g)) return g;
-  }
-  return 0;
+std::string MarkLateSql() {
+  return fmt::format(
+      "UPDATE meta SET value = '{}' || substr(value, {}) WHERE key = '{}' AND value LIKE '{}%'",
+      kLate, kDocnos.size() + 1, kRowidsMeta, kDocnos);
 }
 
 std::string RowidsGuardSql(const RowidLayout& layout) {

@@ -37,9 +37,10 @@ inline constexpr const char* kRowidsMeta = "rowids";
 inline constexpr std::string_view kRowidsChanged = "partition rowids changed";
 
 struct RowidLayout {
-  std::int64_t docnos = 0;  // N; 0: rowids are keys
-  bool late = false;        // events written since the numbering
-  std::string meta;         // meta "rowids" as read; "" when absent
+  std::int64_t docnos = 0;      // N; 0: rowids are keys
+  std::int64_t generation = 0;  // G: numberings of the file so far
+  bool late = false;            // events written since the numbering
+  std::string meta;             // meta "rowids" as read; "" when absent
 
   bool dense() const { return docnos > 0; }
   bool clean() const { return dense() && !late; }
@@ -51,8 +52,10 @@ RowidLayout ParseRowidLayout(std::string_view value);
 
 // meta "rowids" for a file numbered 1..n for the `generation`th time.
 std::string DocnosMeta(std::int64_t n, std::int64_t generation);
-// The numbering count of a meta value (0 when keys).
-std::int64_t DocnosGeneration(std::string_view value);
+
+// The statement a writer runs in every write transaction: marks a numbered
+// file late (a no-op otherwise).
+std::string MarkLateSql();
 
 // An SQL condition true when the file's meta "rowids" is still `layout`'s,
 // failing the statement with kRowidsChanged otherwise. Needs

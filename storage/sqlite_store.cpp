@@ -1138,18 +1138,14 @@ namespace {
 using ReaderFor = std::function<Result<PartitionReader*>(std::int64_t day)>;
 
 // Rows of the events matching `q` in keys [lo, hi] of one partition, in key
-// order: the key, then `columns` (which may name `e.` events columns when
-// need_events), from the candidates of Candidates().
+// order: the key (a position with Need::kPositions), then `columns` (which
+// may name `e.` events columns with Need::kEvents), from the candidates of
+// Candidates().
 std::string RowsSql(const CompiledQuery& q, std::string_view columns, Need need,
                     bool newest_first) {
   const MatchClause m = Candidates(q, need);
   return fmt::format("SELECT {}, {} {} ORDER BY {} {}", m.key, columns, m.from_where, m.order,
                      newest_first ? "DESC" : "ASC");
-}
-
-std::string RowsSql(const CompiledQuery& q, std::string_view columns, bool need_events,
-                    bool newest_first) {
-  return RowsSql(q, columns, need_events ? Need::kEvents : Need::kKeys, newest_first);
 }
 
 // Steps `sql` (bound like a search of q over keys [lo, hi]) and calls
@@ -1250,8 +1246,8 @@ Status ScanHistogram(const ReaderFor& reader_for, const std::vector<std::int64_t
       if (overflow) return Status::Ok();
       if (*done) continue;
     }
-    const std::string sql =
-        RowsSql(**q, need_events ? kHistogramColumns : "''", need_events, false);
+    const std::string sql = RowsSql(**q, need_events ? kHistogramColumns : "''",
+                                    need_events ? Need::kEvents : Need::kKeys, false);
     auto s = ForEachRow(**reader, sql, **q, lo, hi, deadline, [&](const Stmt& row) {
       if (need_events && !rows.Read(row.Text(1), row.Text(2), row.Text(3))) return true;
       overflow = !acc.Add(KeyTime(row.Int(0)), rows.values(), rows.numbers());
@@ -1350,7 +1346,7 @@ Result<std::vector<std::string>> SampleSplitKeys(const ReaderFor& reader_for,
     if (!reader.ok()) return reader.status();
     auto q = compiled.For(day, **reader);
     if (!q.ok()) return q.status();
-    const std::string sql = RowsSql(**q, kHistogramColumns, true, true);
+    const std::string sql = RowsSql(**q, kHistogramColumns, Need::kEvents, true);
     auto s = ForEachRow(**reader, sql, **q, lo, hi, deadline, [&](const Stmt& row) {
       const bool read = rows.Read(row.Text(1), row.Text(2), row.Text(3));
       full = !sampler.Add(read ? rows.values() : none);
@@ -1403,7 +1399,7 @@ Result<std::vector<HistogramBucket>> SqliteStore::HistogramOnce(const SearchRequ
     // 129 ms grouped, 27 ms read in order; tests/bench/dense_rowids).
     TimeMs bucket = 0;
     std::uint64_t n = 0;
-    auto s = ForEachRow(**reader, RowsSql(*compiled, "0", false, false), *compiled,
+    auto s = ForEachRow(**reader, RowsSql(*compiled, "0", Need::kKeys, false), *compiled,
                         FirstKeyAt(from), FirstKeyAt(to) - 1, req.deadline, [&](const Stmt& row) {
                           const TimeMs b = KeyTime(row.Int(0)) / interval * interval;
                           if (b != bucket && n > 0) {
@@ -1507,7 +1503,8 @@ Result<FieldsSummary> SqliteStore::SummarizeFieldsOnce(const SearchRequest& req,
     if (!reader.ok()) return reader.status();
     auto q = compiled.For(day, **reader);
     if (!q.ok()) return q.status();
-    const std::string sql = RowsSql(**q, "dc_name(e.idx), dc_source(e.source)", true, true);
+    const std::string sql =
+        RowsSql(**q, "dc_name(e.idx), dc_source(e.source)", Need::kEvents, true);
     auto s = ForEachRow(**reader, sql, **q, FirstKeyAt(from), FirstKeyAt(to) - 1, req.deadline,
                         [&](const Stmt& row) {
                           if (read == spec.max_events) {
@@ -1574,7 +1571,7 @@ Result<Neighbors> SqliteStore::FindNeighborsOnce(const SearchRequest& req,
       if (!reader.ok()) return reader.status();
       auto q = compiled.For(day, **reader);
       if (!q.ok()) return q.status();
-      const std::string sql = RowsSql(**q, kEventColumns, true, older);
+      const std::string sql = RowsSql(**q, kEventColumns, Need::kEvents, older);
       auto s = ForEachRow(**reader, sql, **q, lo, hi, req.deadline, [&](const Stmt& row) {
         if (examined == spec.max_examined) {  // there may be more; we stop looking
           more = stop = true;

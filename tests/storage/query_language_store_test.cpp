@@ -871,7 +871,7 @@ TEST_F(NumberedDaysTest, NumberedAndLateDaysAnswerWhatTheRowMatcherFinds) {
   NumberEveryDay();
   for (const RowidLayout& l : Layouts()) {
     EXPECT_TRUE(l.clean()) << l.meta;
-    EXPECT_EQ(DocnosGeneration(l.meta), 2) << l.meta;
+    EXPECT_EQ(l.generation, 2) << l.meta;
   }
   ExpectAnswersOfTheRowMatcher(103, 150);
 }
