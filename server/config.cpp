@@ -295,6 +295,9 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
   app.add_option("--test-compaction-check-ms", c.test_compaction_check_ms)
       ->check(CLI::Range(10u, 3'600'000u))
       ->group("");  // tests only
+  app.add_option("--test-day-dictionary-events", c.test_day_dictionary_events)
+      ->check(CLI::PositiveNumber)
+      ->group("");  // tests only
   // Tests only: simulates a full disk (Config::test_disk_quota_file).
   app.add_option("--test-disk-quota-file", c.test_disk_quota_file)->group("");
   try {

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <variant>
 
+#include "storage/compaction_types.h"
+
 namespace dashcam::server {
 
 struct Config {
@@ -62,6 +64,9 @@ struct Config {
   int test_commit_delay_ms = 0;                     // hidden: slows every commit (tests)
   std::uint32_t test_retention_check_ms = 60'000;   // hidden: retention's check period
   std::uint32_t test_compaction_check_ms = 60'000;  // hidden: compaction's check period
+  // hidden: the fewest events of a day whose documents compaction encodes
+  // anew (storage::CompactionSteps::day_dictionary_events)
+  std::uint64_t test_day_dictionary_events = storage::CompactionSteps{}.day_dictionary_events;
   // hidden: a file holding a byte cap for each partition file, re-read before
   // every write, to simulate a full disk (storage/partition.h)
   std::string test_disk_quota_file;

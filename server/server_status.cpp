@@ -159,12 +159,16 @@ json::value CompactionJson(const storage::CompactionStatus& c) {
   o["last"] = nullptr;
   if (c.last) {
     const storage::CompactionResult& r = c.last->result;
-    o["last"] =
-        json::object{{"day", FormatDay(c.last->day)},          {"bytes_before", r.bytes_before},
-                     {"bytes_after", r.bytes_after},           {"merge_steps", r.merge_steps},
-                     {"vacuum_steps", r.vacuum_steps},         {"returns_pages", r.returns_pages},
-                     {"reindexed_events", r.reindexed_events}, {"seconds", c.last->seconds},
-                     {"at", FormatRfc3339Ms(c.last->at_ms)}};
+    o["last"] = json::object{{"day", FormatDay(c.last->day)},
+                             {"bytes_before", r.bytes_before},
+                             {"bytes_after", r.bytes_after},
+                             {"merge_steps", r.merge_steps},
+                             {"vacuum_steps", r.vacuum_steps},
+                             {"returns_pages", r.returns_pages},
+                             {"reindexed_events", r.reindexed_events},
+                             {"documents_encoded", r.documents_encoded},
+                             {"seconds", c.last->seconds},
+                             {"at", FormatRfc3339Ms(c.last->at_ms)}};
   }
   if (!c.last_error.empty()) o["last_error"] = c.last_error;
   return o;

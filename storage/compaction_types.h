@@ -17,6 +17,10 @@ struct CompactionSteps {
   int vacuum_pages = 2000;  // database pages returned per incremental-vacuum step
   // Events indexed per transaction when a day is re-indexed (partition_reindex.h).
   int reindex_events = 10000;
+  // A re-indexed day of at least this many events also has its documents
+  // encoded anew with a dictionary trained on the whole day (source_codec.h);
+  // below, the dictionary's 32 KiB outweigh what it saves.
+  std::uint64_t day_dictionary_events = 10000;
 };
 
 // What compacting one partition did.
@@ -32,6 +36,8 @@ struct CompactionResult {
   // Events indexed anew by a re-index (partition_reindex.h) swapped in
   // before the merge; 0 when none was due or it was dropped.
   std::uint64_t reindexed_events = 0;
+  // And their documents were encoded anew with the day's dictionary.
+  bool documents_encoded = false;
   // A re-index was due and did not finish (a write came meanwhile, or it
   // failed): the day is to be compacted again.
   bool reindex_pending = false;

@@ -163,6 +163,7 @@ bool Compactor::CompactOne(const PartitionInfo& p) {
     // change; one dropped for a write meanwhile, once the day is quiet.
     if (r.ok() && reindexed.ok() && *reindexed) {
       r->reindexed_events = (*reindexed)->swapped ? (*reindexed)->events : 0;
+      r->documents_encoded = (*reindexed)->swapped && (*reindexed)->recoded;
       r->reindex_pending = !(*reindexed)->swapped;
     }
     dropped = files->dropped();
@@ -194,6 +195,7 @@ bool Compactor::CompactOne(const PartitionInfo& p) {
                                     {"merge_steps", r->merge_steps},
                                     {"vacuum_steps", r->vacuum_steps},
                                     {"reindexed_events", r->reindexed_events},
+                                    {"documents_encoded", r->documents_encoded},
                                     {"returns_pages", r->returns_pages},
                                     {"seconds", seconds}});
   if (compacted_) compacted_->Add();

@@ -35,15 +35,20 @@ constexpr std::int64_t kWalSizeLimitBytes = 16 << 20;
 // compacted into one segment (compactor.h).
 constexpr const char* kSchemaSql = R"sql(
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS events(
+CREATE TABLE IF NOT EXISTS replaced(key INTEGER PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS vocab(term TEXT PRIMARY KEY) WITHOUT ROWID;
+)sql";
+
+// The documents, as the schema's `events` and as a re-index writes them anew
+// (partition_reindex.h). A format string: {0} is the table's name. Its
+// unique index is made by kEventsDocIdIndexSql, once the table is `events`.
+constexpr const char* kEventsTableSql = R"sql(
+CREATE TABLE {0}(
   key INTEGER PRIMARY KEY,
   level,
   idx,
   doc_id TEXT,
   source BLOB NOT NULL);
-CREATE UNIQUE INDEX IF NOT EXISTS events_doc_id ON events(doc_id) WHERE doc_id IS NOT NULL;
-CREATE TABLE IF NOT EXISTS replaced(key INTEGER PRIMARY KEY);
-CREATE TABLE IF NOT EXISTS vocab(term TEXT PRIMARY KEY) WITHOUT ROWID;
 )sql";
 
 // The FTS5 index, as kSchemaSql's `fts` and as a re-index builds it anew
@@ -139,6 +144,10 @@ Status CreateFtsTable(Db& db, std::string_view name) {
   return db.Exec(fmt::format(kFtsTableSql, name));
 }
 
+Status CreateEventsTable(Db& db, std::string_view name) {
+  return db.Exec(fmt::format(kEventsTableSql, name));
+}
+
 Status InitPartitionSchema(Db& db, std::int64_t day) {
   auto version = UserVersion(db);
   if (!version.ok()) return version.status();
@@ -152,7 +161,9 @@ Status InitPartitionSchema(Db& db, std::int64_t day) {
   // Each step only for the versions that lack it: the first two read every
   // event, and every day file is upgraded at the first start after an update.
   if (*version == 0) {
-    s = db.Exec(kSchemaSql);
+    s = CreateEventsTable(db, "events");
+    if (s.ok()) s = db.Exec(kEventsDocIdIndexSql);
+    if (s.ok()) s = db.Exec(kSchemaSql);
     if (s.ok()) s = CreateFtsTable(db, "fts");
     // Only a new file indexes every keyword field's value as a keyword,
     // records every number, stores names by id (its events columns have

@@ -119,7 +119,9 @@ inline constexpr TimeMs KeyTime(EventKey k) {
 inline constexpr const char* kSecureDeleteFast = "PRAGMA secure_delete=FAST";
 
 // The user_version of the schema above.
-inline constexpr int kPartitionSchemaVersion = 8;
+// Version 9: documents may be in the day-dictionary form (source_codec.h),
+// which an older dashcam cannot read.
+inline constexpr int kPartitionSchemaVersion = 9;
 inline constexpr const char* kKeywordFieldsMeta = "keyword_fields";
 inline constexpr const char* kNumberRangesMeta = "number_ranges";
 inline constexpr const char* kNamesMeta = "names";
@@ -288,6 +290,12 @@ Result<std::optional<EventKey>> EndKey(PartitionReader& reader, KeyEnd end);
 // Creates the FTS5 index table `name` as the schema's `fts` is made, with
 // its settings. Runs in the caller's transaction.
 Status CreateFtsTable(Db& db, std::string_view name);
+
+// Creates table `name` as the schema's `events` is made, without its index
+// (kEventsDocIdIndexSql). Runs in the caller's transaction.
+Status CreateEventsTable(Db& db, std::string_view name);
+inline constexpr const char* kEventsDocIdIndexSql =
+    "CREATE UNIQUE INDEX events_doc_id ON events(doc_id) WHERE doc_id IS NOT NULL";
 
 // Creates the schema if missing, upgrades an older one; checks user_version.
 Status InitPartitionSchema(Db& db, std::int64_t day);

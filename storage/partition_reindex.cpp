@@ -1,8 +1,12 @@
 #include "storage/partition_reindex.h"
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -37,17 +41,27 @@ Status InTransaction(Db& db, Body&& body) {
 class DocumentIndexer {
  public:
   // `docnos`: the table to number the events in (rowid_layout.h); empty:
-  // the rowids are keys.
-  DocumentIndexer(Db& db, std::string_view table, std::string_view docnos)
-      : db_(db), table_(table), docnos_(docnos) {}
+  // the rowids are keys. `recoder`: copies every event into table
+  // kReindexEventsTable with its document encoded anew; null: none.
+  DocumentIndexer(Db& db, std::string_view table, std::string_view docnos,
+                  DayDictionaryEncoder* recoder)
+      : db_(db), table_(table), docnos_(docnos), recoder_(recoder) {}
 
   Status Prepare() {
     auto read = db_.Prepare(
-        "SELECT key, dc_name(idx), dc_source(source) FROM events WHERE key > ?1 "
-        "ORDER BY key LIMIT ?2",
+        "SELECT key, dc_name(idx), dc_source(source), level, idx, doc_id FROM events "
+        "WHERE key > ?1 ORDER BY key LIMIT ?2",
         /*persistent=*/true);
     if (!read.ok()) return read.status();
     read_ = std::move(*read);
+    if (recoder_) {
+      auto copy = db_.Prepare(fmt::format("INSERT INTO {}(key, level, idx, doc_id, source) "
+                                          "VALUES(?1, ?2, ?3, ?4, ?5)",
+                                          kReindexEventsTable),
+                              true);
+      if (!copy.ok()) return copy.status();
+      copy_ = std::move(*copy);
+    }
     auto insert =
         db_.Prepare(fmt::format("INSERT INTO {}(rowid, message, attrs) VALUES(?1, ?2, ?3)", table_),
                     /*persistent=*/true);
@@ -73,6 +87,7 @@ class DocumentIndexer {
       ++rows;
       next_after_ = read_.Int(0);
       s = IndexOne(next_after_, read_.Text(1), read_.Text(2));
+      if (s.ok() && recoder_) s = CopyOne();
     }
     read_.Reset();
     if (!s.ok()) return s;
@@ -109,9 +124,23 @@ class DocumentIndexer {
     return rc == SQLITE_DONE ? Status::Ok() : db_.Check(rc, "insert into the new index");
   }
 
+  // The row `read_` is on, into kReindexEventsTable, its document encoded
+  // anew (the JSON text as read for the index).
+  Status CopyOne() {
+    copy_.Bind(1, next_after_);
+    for (int i = 2; i <= 4; ++i) {
+      sqlite3_bind_value(copy_.get(), i, sqlite3_column_value(read_.get(), i + 1));
+    }
+    copy_.BindBlobStatic(5, recoder_->Encode(read_.Text(2)));
+    const int rc = copy_.Step();
+    copy_.Reset();
+    return rc == SQLITE_DONE ? Status::Ok() : db_.Check(rc, "copy the event");
+  }
+
   Db& db_;
   const std::string table_, docnos_;
-  Stmt read_, insert_, number_;
+  DayDictionaryEncoder* recoder_;
+  Stmt read_, insert_, number_, copy_;
   std::int64_t docno_ = 0;
   DocumentReader reader_{kStoredDocuments};
   DocumentView view_;
@@ -120,8 +149,9 @@ class DocumentIndexer {
 };
 
 Status DropReindexTable(Db& db) {
-  return db.Exec(fmt::format("DROP TABLE IF EXISTS {}; DROP TABLE IF EXISTS {}", kReindexTable,
-                             kReindexDocnosTable));
+  return db.Exec(
+      fmt::format("DROP TABLE IF EXISTS {}; DROP TABLE IF EXISTS {}; DROP TABLE IF EXISTS {}",
+                  kReindexTable, kReindexDocnosTable, kReindexEventsTable));
 }
 
 // A single-value query's integer (0 for NULL).
@@ -156,10 +186,11 @@ Result<RowidLayout> ReadRowidLayout(Db& db) {
 }
 
 // The new index, built and its terms in `vocab`.
-Status BuildReindexTable(Db& db, bool number, const CompactionSteps& steps,
-                         const CompactionPace& pace, std::uint64_t* indexed) {
+Status BuildReindexTable(Db& db, bool number, DayDictionaryEncoder* recoder,
+                         const CompactionSteps& steps, const CompactionPace& pace,
+                         std::uint64_t* indexed) {
   if (auto s = BuildIndexFromDocuments(db, kReindexTable, steps, pace, indexed,
-                                       number ? kReindexDocnosTable : "");
+                                       number ? kReindexDocnosTable : "", recoder);
       !s.ok()) {
     return s;
   }
@@ -168,6 +199,88 @@ Status BuildReindexTable(Db& db, bool number, const CompactionSteps& steps,
     return s;
   }
   return pace(SteadyClock::now() - t0) ? Status::Ok() : CompactionStopped();
+}
+
+// Documents a day dictionary is trained on, spread evenly over the day.
+constexpr std::size_t kDayDictionarySamples = 4000;
+constexpr std::size_t kDayDictionaryBytes = 32 * 1024;
+// Its zstd level: 82.8 bytes a bench document at ~40 MB/s, against 92.6 at
+// level 3 (source_codec.h); compaction has the time.
+constexpr int kDayDictionaryLevel = 9;
+
+// Whether meta says every event was encoded anew when the index was last
+// made (or could not be: too few events).
+Result<bool> SourcesEncoded(Db& db) {
+  auto n = QueryInt(db, fmt::format("SELECT count(*) FROM meta WHERE key = '{}'", kSourcesMeta));
+  if (!n.ok()) return n.status();
+  return *n > 0;
+}
+
+// Documents spread evenly over the day's key order, as JSON text.
+Result<std::vector<std::string>> SpreadSamples(Db& db, std::uint64_t events) {
+  const std::uint64_t every = std::max<std::uint64_t>(1, events / kDayDictionarySamples);
+  auto keys = db.Prepare("SELECT key FROM events ORDER BY key");
+  if (!keys.ok()) return keys.status();
+  std::vector<EventKey> picked;
+  std::uint64_t i = 0;
+  int rc;
+  while ((rc = keys->Step()) == SQLITE_ROW) {
+    if (i++ % every == 0) picked.push_back(keys->Int(0));
+  }
+  if (rc != SQLITE_DONE) return db.Check(rc, "read keys");
+  auto read = db.Prepare("SELECT dc_source(source) FROM events WHERE key = ?1");
+  if (!read.ok()) return read.status();
+  std::vector<std::string> samples;
+  samples.reserve(picked.size());
+  for (EventKey key : picked) {
+    read->Bind(1, key);
+    rc = read->Step();
+    if (rc == SQLITE_ROW) samples.emplace_back(read->Text(0));
+    read->Reset();
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db.Check(rc, "read a sample");
+  }
+  return samples;
+}
+
+// The encoder of the day's documents: with its day dictionary, trained and
+// stored first if it has none (a dictionary stored is never changed, as
+// readers keep it: source_codec.h). nullptr when the day has fewer than
+// `steps.day_dictionary_events` events, or no dictionary can be trained.
+Result<std::unique_ptr<DayDictionaryEncoder>> DayEncoder(Db& db, const CompactionSteps& steps,
+                                                         const CompactionPace& pace) {
+  const auto t0 = SteadyClock::now();
+  auto events = QueryInt(db, "SELECT count(*) FROM events");
+  if (!events.ok()) return events.status();
+  if (static_cast<std::uint64_t>(*events) < steps.day_dictionary_events) {
+    return std::unique_ptr<DayDictionaryEncoder>();
+  }
+  auto newest = QueryInt(db, fmt::format("SELECT coalesce(max(id), 0) FROM dicts WHERE id >= {}",
+                                         kFirstDayDictionary));
+  if (!newest.ok()) return newest.status();
+  std::int64_t id = *newest;
+  std::optional<std::string> dictionary;
+  if (id != 0) {
+    auto stored = ReadStoredDictionary(db.get(), id);
+    if (!stored.ok()) return stored.status();
+    dictionary = std::move(*stored);
+  } else {
+    auto samples = SpreadSamples(db, static_cast<std::uint64_t>(*events));
+    if (!samples.ok()) return samples.status();
+    auto trained = TrainDictionary(*samples, kDayDictionaryBytes);
+    if (!trained.ok()) return std::unique_ptr<DayDictionaryEncoder>();  // alike documents
+    id = kFirstDayDictionary;
+    dictionary = std::move(*trained);
+    auto insert = db.Prepare("INSERT INTO dicts(id, dict) VALUES(?1, ?2)");
+    if (!insert.ok()) return insert.status();
+    insert->Bind(1, id);
+    insert->BindBlobStatic(2, *dictionary);
+    if (const int rc = insert->Step(); rc != SQLITE_DONE) return db.Check(rc, "store dictionary");
+  }
+  if (!dictionary) return std::unique_ptr<DayDictionaryEncoder>();
+  auto encoder = std::make_unique<DayDictionaryEncoder>();
+  if (Status s = encoder->Load(id, *dictionary, kDayDictionaryLevel); !s.ok()) return s;
+  if (!pace(SteadyClock::now() - t0)) return CompactionStopped();
+  return encoder;
 }
 
 }  // namespace
@@ -182,13 +295,15 @@ Result<bool> NeedsReindex(Db& db) {
   if (stmt->Int(0) < 2) return true;
   auto rowids = ReadRowidLayout(db);
   if (!rowids.ok()) return rowids.status();
-  if (rowids->clean()) return false;
+  auto encoded = SourcesEncoded(db);
+  if (!encoded.ok()) return encoded.status();
+  if (rowids->clean() && *encoded) return false;
   return CanNumber(db);
 }
 
 Status BuildIndexFromDocuments(Db& db, std::string_view table, const CompactionSteps& steps,
                                const CompactionPace& pace, std::uint64_t* indexed,
-                               std::string_view docnos) {
+                               std::string_view docnos, DayDictionaryEncoder* recoder) {
   if (auto s = RegisterSourceFunction(db.get()); !s.ok()) return s;
   if (auto s = RegisterNameFunction(db.get()); !s.ok()) return s;
   if (auto s = InTransaction(db,
@@ -200,12 +315,15 @@ Status BuildIndexFromDocuments(Db& db, std::string_view table, const CompactionS
                                                          "KEY, key INTEGER NOT NULL)",
                                                          docnos));
                                }
+                               if (s.ok() && recoder) {
+                                 s = CreateEventsTable(db, kReindexEventsTable);
+                               }
                                return s;
                              });
       !s.ok()) {
     return s;
   }
-  DocumentIndexer indexer(db, table, docnos);
+  DocumentIndexer indexer(db, table, docnos, recoder);
   if (auto s = indexer.Prepare(); !s.ok()) return s;
   for (bool done = false; !done;) {
     const auto t0 = SteadyClock::now();
@@ -230,7 +348,13 @@ Result<ReindexResult> ReindexPartition(Db& db, const CompactionSteps& steps,
   if (!number.ok()) return number.status();
   auto before = ReadRowidLayout(db);
   if (!before.ok()) return before.status();
-  if (Status s = BuildReindexTable(db, *number, steps, pace, &out.events); !s.ok()) {
+  // The day dictionary's samples are read through them.
+  if (auto s = RegisterSourceFunction(db.get()); !s.ok()) return s;
+  if (auto s = RegisterNameFunction(db.get()); !s.ok()) return s;
+  auto recoder = DayEncoder(db, steps, pace);
+  if (!recoder.ok()) return recoder.status();
+  if (Status s = BuildReindexTable(db, *number, recoder->get(), steps, pace, &out.events);
+      !s.ok()) {
     // Stopped: the next attempt drops what was built. Failed (a full disk,
     // a document that cannot be read): the space is given back now, as
     // the day is not tried again until its files change.
@@ -252,11 +376,20 @@ Result<ReindexResult> ReindexPartition(Db& db, const CompactionSteps& steps,
           kReindexDocnosTable, kRowidsMeta,
           DocnosMeta(static_cast<std::int64_t>(out.events), before->generation + 1));
     }
-    return db.Exec(
-        fmt::format("DROP TABLE fts; ALTER TABLE {} RENAME TO fts; "
-                    "INSERT OR REPLACE INTO meta VALUES('{}', '{}'); "
-                    "INSERT OR REPLACE INTO meta VALUES('{}', 'all'); {}",
-                    kReindexTable, kKeywordFieldsMeta, kKeywordFields, kFieldTermsMeta, rowids));
+    std::string sources =
+        fmt::format("INSERT OR REPLACE INTO meta VALUES('{}', 'kept')", kSourcesMeta);
+    if (*recoder) {
+      out.recoded = true;
+      sources = fmt::format(
+          "DROP TABLE events; ALTER TABLE {} RENAME TO events; {}; "
+          "INSERT OR REPLACE INTO meta VALUES('{}', 'day')",
+          kReindexEventsTable, kEventsDocIdIndexSql, kSourcesMeta);
+    }
+    return db.Exec(fmt::format(
+        "DROP TABLE fts; ALTER TABLE {} RENAME TO fts; "
+        "INSERT OR REPLACE INTO meta VALUES('{}', '{}'); "
+        "INSERT OR REPLACE INTO meta VALUES('{}', 'all'); {}; {}",
+        kReindexTable, kKeywordFieldsMeta, kKeywordFields, kFieldTermsMeta, rowids, sources));
   });
   if (!swap.ok()) return swap;
   return out;

@@ -2,6 +2,7 @@
 
 #include <zdict.h>
 
+#include <array>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -55,29 +56,65 @@ struct FreeDDict {
   void operator()(ZSTD_DDict* d) const { ZSTD_freeDDict(d); }
 };
 
-// One connection's dc_source state: its file's dictionary, read once.
+// Whether `stored` starts as a document in the day-dictionary form does,
+// and the dictionary's id.
+std::optional<std::int64_t> DayDictionaryOf(std::string_view stored) {
+  if (stored.size() < 2) return std::nullopt;
+  const auto id = static_cast<std::int64_t>(static_cast<unsigned char>(stored[0]));
+  if (id < kFirstDayDictionary || id > kLastDayDictionary) return std::nullopt;
+  return id;
+}
+
+// Trains a dictionary of at most `bytes` on the concatenated `samples`.
+Result<std::string> Train(std::string_view samples, const std::vector<std::size_t>& sizes,
+                          std::size_t bytes) {
+  std::string dictionary(bytes, '\0');
+  const std::size_t n = ZDICT_trainFromBuffer(dictionary.data(), dictionary.size(), samples.data(),
+                                              sizes.data(), static_cast<unsigned>(sizes.size()));
+  if (ZDICT_isError(n)) {
+    return Status::InvalidArgument(
+        fmt::format("training a compression dictionary: {}", ZDICT_getErrorName(n)));
+  }
+  dictionary.resize(n);
+  return dictionary;
+}
+
+// One connection's dc_source state: its file's dictionaries, each read the
+// first time a document needs it (none changes once stored).
 struct SourceReader {
   std::unique_ptr<ZSTD_DCtx, FreeDCtx> dctx{ZSTD_createDCtx()};
-  std::unique_ptr<ZSTD_DDict, FreeDDict> ddict;
+  std::array<std::unique_ptr<ZSTD_DDict, FreeDDict>, kLastDayDictionary + 1> ddicts;
+  std::string frame;  // a day-dictionary document with its magic number again
 };
 
-// Reads the file's dictionary into `reader`; an error message, or empty.
-std::string LoadDictionary(sqlite3* db, SourceReader& reader) {
-  auto stored = ReadStoredDictionary(db);
+// Reads dictionary `id` into `reader`; an error message, or empty.
+std::string LoadDictionary(sqlite3* db, std::int64_t id, SourceReader& reader) {
+  auto stored = ReadStoredDictionary(db, id);
   if (!stored.ok()) return stored.status().ToString();
-  if (!*stored) return "a compressed document but no compression dictionary";
-  reader.ddict.reset(ZSTD_createDDict((*stored)->data(), (*stored)->size()));
-  return reader.ddict ? "" : "the compression dictionary is unusable";
+  if (!*stored) return fmt::format("a compressed document but no compression dictionary {}", id);
+  auto& ddict = reader.ddicts[static_cast<std::size_t>(id)];
+  ddict.reset(ZSTD_createDDict((*stored)->data(), (*stored)->size()));
+  return ddict ? "" : "the compression dictionary is unusable";
 }
 
 void SourceFunction(sqlite3_context* ctx, int, sqlite3_value** argv) {
   if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_null(ctx);
   const auto* bytes = static_cast<const char*>(sqlite3_value_blob(argv[0]));
-  const auto size = static_cast<std::size_t>(sqlite3_value_bytes(argv[0]));
-  if (!IsCompressedSource({bytes, size})) return sqlite3_result_value(ctx, argv[0]);
+  auto size = static_cast<std::size_t>(sqlite3_value_bytes(argv[0]));
   auto& reader = *static_cast<SourceReader*>(sqlite3_user_data(ctx));
-  if (!reader.ddict) {
-    if (auto error = LoadDictionary(sqlite3_context_db_handle(ctx), reader); !error.empty()) {
+  std::int64_t id = kWriterDictionary;
+  if (auto day = DayDictionaryOf({bytes, size})) {
+    id = *day;
+    reader.frame.assign(reinterpret_cast<const char*>(kZstdMagic), sizeof kZstdMagic);
+    reader.frame.append(bytes + 1, size - 1);
+    bytes = reader.frame.data();
+    size = reader.frame.size();
+  } else if (!IsCompressedSource({bytes, size})) {
+    return sqlite3_result_value(ctx, argv[0]);
+  }
+  const auto& ddict = reader.ddicts[static_cast<std::size_t>(id)];
+  if (!ddict) {
+    if (auto error = LoadDictionary(sqlite3_context_db_handle(ctx), id, reader); !error.empty()) {
       return sqlite3_result_error(ctx, error.c_str(), -1);
     }
   }
@@ -90,7 +127,7 @@ void SourceFunction(sqlite3_context* ctx, int, sqlite3_value** argv) {
   void* out = sqlite3_malloc64(plain + 1);
   if (!out) return sqlite3_result_error_nomem(ctx);
   const std::size_t n =
-      ZSTD_decompress_usingDDict(reader.dctx.get(), out, plain, bytes, size, reader.ddict.get());
+      ZSTD_decompress_usingDDict(reader.dctx.get(), out, plain, bytes, size, ddict.get());
   if (ZSTD_isError(n) || n != plain) {
     sqlite3_free(out);
     return sqlite3_result_error(ctx, "a corrupt compressed document", -1);
@@ -100,9 +137,10 @@ void SourceFunction(sqlite3_context* ctx, int, sqlite3_value** argv) {
 
 }  // namespace
 
-Result<std::optional<std::string>> ReadStoredDictionary(sqlite3* db) {
+Result<std::optional<std::string>> ReadStoredDictionary(sqlite3* db, std::int64_t id) {
   sqlite3_stmt* stmt = nullptr;
-  int rc = sqlite3_prepare_v2(db, "SELECT dict FROM dicts WHERE id = 1", -1, &stmt, nullptr);
+  int rc = sqlite3_prepare_v2(db, "SELECT dict FROM dicts WHERE id = ?1", -1, &stmt, nullptr);
+  if (rc == SQLITE_OK) rc = sqlite3_bind_int64(stmt, 1, id);
   if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
   Result<std::optional<std::string>> out = std::optional<std::string>();
   if (rc == SQLITE_ROW) {
@@ -117,8 +155,46 @@ Result<std::optional<std::string>> ReadStoredDictionary(sqlite3* db) {
 }
 
 bool IsCompressedSource(std::string_view stored) {
-  return stored.size() >= sizeof kZstdMagic &&
-         std::memcmp(stored.data(), kZstdMagic, sizeof kZstdMagic) == 0;
+  return DayDictionaryOf(stored) ||
+         (stored.size() >= sizeof kZstdMagic &&
+          std::memcmp(stored.data(), kZstdMagic, sizeof kZstdMagic) == 0);
+}
+
+Result<std::string> TrainDictionary(const std::vector<std::string>& samples, std::size_t bytes) {
+  std::string all;
+  std::vector<std::size_t> sizes;
+  sizes.reserve(samples.size());
+  for (const std::string& sample : samples) {
+    all += sample;
+    sizes.push_back(sample.size());
+  }
+  return Train(all, sizes, bytes);
+}
+
+Status DayDictionaryEncoder::Load(std::int64_t id, std::string_view dictionary, int level) {
+  if (id < kFirstDayDictionary || id > kLastDayDictionary) {
+    return Status::InvalidArgument(fmt::format("no day dictionary can have id {}", id));
+  }
+  Dictionary cdict(ZSTD_createCDict(dictionary.data(), dictionary.size(), level), ZSTD_freeCDict);
+  if (!cdict) return Status::Corruption("the compression dictionary is unusable");
+  if (!cctx_) cctx_ = NewContext();
+  if (!cctx_) return Status::Internal("zstd: no compression context");
+  if (ZSTD_isError(ZSTD_CCtx_refCDict(cctx_.get(), cdict.get()))) {
+    return Status::Internal("zstd: cannot use the dictionary");
+  }
+  cdict_ = std::move(cdict);
+  id_ = static_cast<char>(id);
+  return Status::Ok();
+}
+
+std::string_view DayDictionaryEncoder::Encode(std::string_view json) {
+  // The form drops the magic number and adds the id: 3 bytes less.
+  if (!cdict_ || !Compress(cctx_.get(), json, frame_) || frame_.size() - 3 >= json.size()) {
+    return json;
+  }
+  out_.assign(1, id_);
+  out_.append(frame_, sizeof kZstdMagic);
+  return out_;
 }
 
 SourceCompressor::SourceCompressor(SourceCompression options) : options_(options) {}
@@ -150,19 +226,14 @@ bool SourceCompressor::HasEnoughSamples() const {
 }
 
 Result<std::string> SourceCompressor::Train() {
-  std::string dictionary(options_.dictionary_bytes, '\0');
-  const std::size_t n =
-      ZDICT_trainFromBuffer(dictionary.data(), dictionary.size(), samples_.data(),
-                            sample_sizes_.data(), static_cast<unsigned>(sample_sizes_.size()));
-  if (ZDICT_isError(n)) {
+  auto dictionary = storage::Train(samples_, sample_sizes_, options_.dictionary_bytes);
+  if (!dictionary.ok()) {
     // Too few or too alike samples: start over with the next documents.
     samples_.clear();
     sample_sizes_.clear();
-    return Status::InvalidArgument(
-        fmt::format("training a compression dictionary: {}", ZDICT_getErrorName(n)));
+    return dictionary.status();
   }
-  dictionary.resize(n);
-  if (auto s = Load(dictionary); !s.ok()) return s;
+  if (auto s = Load(*dictionary); !s.ok()) return s;
   return dictionary;
 }
 

@@ -313,7 +313,9 @@ TEST(ReindexTest, ADayAnOlderVersionIndexedIsIndexedAgainWhenCompactedAndAnswers
   // The server asks before the compaction and after it, on the same
   // connections: those opened before the new index read its meta again.
   fs::last_write_time(path, fs::file_time_type::clock::now());
-  TestServer server(data, {"--compact-after", "3s", "--test-compaction-check-ms", "50"});
+  // The day is also small enough to have its documents encoded anew.
+  TestServer server(data, {"--compact-after", "3s", "--test-compaction-check-ms", "50",
+                           "--test-day-dictionary-events", "1000"});
   ASSERT_TRUE(server.Start()) << server.error();
   HttpClient client("127.0.0.1", server.port());
   const std::vector<std::string> before = Answers(client);
@@ -324,6 +326,7 @@ TEST(ReindexTest, ADayAnOlderVersionIndexedIsIndexedAgainWhenCompactedAndAnswers
   const json::object c = Compaction(client);
   const json::object& last = c.at("last").as_object();
   EXPECT_GT(last.at("reindexed_events").as_int64(), 3000) << c;
+  EXPECT_TRUE(last.at("documents_encoded").as_bool()) << c;
   EXPECT_EQ(Answers(client), before);
   ASSERT_EQ(server.Stop(), 0);
 
@@ -333,7 +336,8 @@ TEST(ReindexTest, ADayAnOlderVersionIndexedIsIndexedAgainWhenCompactedAndAnswers
   auto due = storage::NeedsReindex(db);
   ASSERT_TRUE(due.ok());
   EXPECT_FALSE(*due);
-  EXPECT_EQ(Scalar(db, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'fts_reindex%'"), 0);
+  EXPECT_EQ(Scalar(db, "SELECT count(*) FROM sqlite_master WHERE name LIKE '%_reindex'"), 0);
+  EXPECT_GT(Scalar(db, "SELECT count(*) FROM events WHERE substr(source, 1, 1) = x'02'"), 3000);
   // The new index holds no stale entries, and is sound and one segment.
   const auto live = Instances(db, "fts", true);
   EXPECT_EQ(Instances(db, "fts", false).size(), live.size());

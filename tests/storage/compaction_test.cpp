@@ -4,6 +4,7 @@
 // answers as before, also while late events arrive during the compaction.
 #include "storage/compactor.h"
 
+#include <algorithm>
 #include <atomic>
 #include <future>
 #include <string>
@@ -95,6 +96,13 @@ FileFacts Facts(const std::string& path) {
   EXPECT_TRUE(merged.ok()) << merged.status().ToString();
   f.fully_merged = merged.ok() && *merged;
   return f;
+}
+
+// Whether NeedsReindex finds `db` due; an error fails the test.
+bool ReindexDue(Db& db) {
+  auto due = NeedsReindex(db);
+  EXPECT_TRUE(due.ok()) << due.status().ToString();
+  return due.ok() && *due;
 }
 
 class CompactionTest : public ::testing::Test {
@@ -319,12 +327,7 @@ TEST_F(CompactionTest, AReindexMeetingALateEventIsDroppedAndTheNextOneTakesIt) {
   ASSERT_TRUE(OpenForCompaction(PastPath(), db).ok());
   ASSERT_TRUE(db.Exec("DELETE FROM meta WHERE key = 'field_terms'").ok());  // an older file
   const Answers answers = Probe();
-  const auto needs = [&] {
-    auto due = NeedsReindex(db);
-    EXPECT_TRUE(due.ok()) << due.status().ToString();
-    return due.ok() && *due;
-  };
-  ASSERT_TRUE(needs());
+  ASSERT_TRUE(ReindexDue(db));
   CompactionSteps steps;
   steps.reindex_events = 100;
   Record late = JsonEvent(kPastDay, 7);
@@ -337,7 +340,7 @@ TEST_F(CompactionTest, AReindexMeetingALateEventIsDroppedAndTheNextOneTakesIt) {
   });
   ASSERT_TRUE(dropped.ok()) << dropped.status().ToString();
   EXPECT_FALSE(dropped->swapped);
-  EXPECT_TRUE(needs());
+  EXPECT_TRUE(ReindexDue(db));
   auto left = db.Prepare("SELECT count(*) FROM sqlite_master WHERE name LIKE 'fts_reindex%'");
   ASSERT_TRUE(left.ok() && left->Step() == SQLITE_ROW);
   EXPECT_EQ(left->Int(0), 0);
@@ -353,7 +356,7 @@ TEST_F(CompactionTest, AReindexMeetingALateEventIsDroppedAndTheNextOneTakesIt) {
   ASSERT_TRUE(taken.ok()) << taken.status().ToString();
   EXPECT_TRUE(taken->swapped);
   EXPECT_EQ(taken->events, 2'001u);
-  EXPECT_FALSE(needs());
+  EXPECT_FALSE(ReindexDue(db));
   EXPECT_FALSE((*reader)->field_terms_recorded());
   ASSERT_TRUE((*reader)->ReadMeta().ok());
   EXPECT_TRUE((*reader)->field_terms_recorded());
@@ -406,6 +409,102 @@ TEST_F(CompactionTest, AnOlderDayIsReindexedWhenThereIsRoomForItsNewIndex) {
   const FileFacts after = Facts(PastPath());
   EXPECT_EQ(after.integrity, "ok");
   EXPECT_TRUE(after.fully_merged);
+}
+
+// Every event's columns with its document as JSON text, in key order, read
+// on a connection of their own.
+std::vector<std::string> StoredRows(const std::string& path) {
+  std::vector<std::string> rows;
+  auto reader = PartitionReader::Open(path, 1024);
+  EXPECT_TRUE(reader.ok());
+  if (!reader.ok()) return rows;
+  auto stmt = (*reader)->Statement(
+      "SELECT key, level, idx, coalesce(doc_id, '-'), dc_source(source) FROM events ORDER BY key");
+  EXPECT_TRUE(stmt.ok());
+  if (!stmt.ok()) return rows;
+  int rc;
+  while ((rc = (*stmt)->Step()) == SQLITE_ROW) {
+    rows.push_back(fmt::format("{} {} {} {} {}", (*stmt)->Int(0), (*stmt)->Text(1),
+                               (*stmt)->Text(2), (*stmt)->Text(3), (*stmt)->Text(4)));
+  }
+  EXPECT_EQ(rc, SQLITE_DONE) << sqlite3_errmsg((*reader)->db());
+  (*stmt)->Reset();
+  return rows;
+}
+
+TEST_F(CompactionTest, AReindexEncodesTheDocumentsWithADictionaryOfTheWholeDay) {
+  std::vector<Record> events;
+  for (int i = 0; i < 3'000; ++i) {
+    events.push_back(JsonEvent(kPastDay, i));
+    if (i % 100 == 0) events.back().doc_id = fmt::format("doc-{}", i);
+  }
+  for (std::size_t i = 0; i < events.size(); i += 500) {
+    Append(std::vector<Record>(events.begin() + i, events.begin() + i + 500));
+  }
+  Db db;
+  ASSERT_TRUE(OpenForCompaction(PastPath(), db).ok());
+  const std::vector<std::string> rows = StoredRows(PastPath());
+  ASSERT_EQ(rows.size(), 3'000u);
+  const std::int64_t bytes = PragmaInt(db, "SELECT sum(length(source)) FROM events");
+  const Answers answers = Probe();
+  ASSERT_TRUE(ReindexDue(db));
+  CompactionSteps steps;
+  steps.reindex_events = 700;
+  steps.day_dictionary_events = 1'000;
+  auto done = ReindexPartition(db, steps, [](auto) { return true; });
+  ASSERT_TRUE(done.ok()) << done.status().ToString();
+  EXPECT_TRUE(done->swapped);
+  EXPECT_TRUE(done->recoded);
+  EXPECT_FALSE(ReindexDue(db));
+
+  EXPECT_EQ(StoredRows(PastPath()), rows);
+  EXPECT_EQ(Probe(), answers);
+  // All but documents that would not shrink are in the day-dictionary form,
+  // and they take less room than the writer's first plain, then compressed
+  // documents.
+  EXPECT_GE(PragmaInt(db, "SELECT count(*) FROM events WHERE substr(source, 1, 1) = x'02'"), 2'900);
+  const std::int64_t recoded_bytes = PragmaInt(db, "SELECT sum(length(source)) FROM events");
+  EXPECT_LT(recoded_bytes * 2, bytes) << recoded_bytes << " of " << bytes;
+  EXPECT_EQ(PragmaInt(db, "SELECT count(*) FROM dicts"), 2);
+  EXPECT_EQ(PragmaInt(db,
+                      "SELECT count(*) FROM sqlite_master WHERE name = 'events_doc_id' AND "
+                      "tbl_name = 'events'"),
+            1);
+  EXPECT_EQ(PragmaInt(db, "SELECT count(*) FROM sqlite_master WHERE name LIKE '%_reindex'"), 0);
+
+  // A late event with a taken id replaces its event (the unique index holds);
+  // the next re-index encodes it with the same day dictionary.
+  Record late = JsonEvent(kPastDay, 7);
+  late.doc_id = "doc-100";
+  late.op = WriteOp::kIndex;
+  late.source = R"({"message":"late arrival","user":{"name":"user7"}})";
+  DocumentReader reader;
+  DocumentView view;
+  ASSERT_TRUE(reader.ReadUnpadded(late.source, view).ok());
+  late.message = view.message.value_or("");
+  late.level.clear();
+  late.fields = std::move(view.fields);
+  Append({late});
+  EXPECT_EQ(PragmaInt(db, "SELECT count(*) FROM events WHERE doc_id = 'doc-100'"), 1);
+  EXPECT_TRUE(ReindexDue(db));
+  auto again = ReindexPartition(db, steps, [](auto) { return true; });
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_TRUE(again->recoded);
+  EXPECT_FALSE(ReindexDue(db));
+  EXPECT_EQ(PragmaInt(db, "SELECT count(*) FROM dicts"), 2);
+  EXPECT_EQ(PragmaInt(db,
+                      "SELECT count(*) FROM events WHERE doc_id = 'doc-100' AND "
+                      "substr(source, 1, 1) = x'02'"),
+            1);
+  const std::vector<std::string> now = StoredRows(PastPath());
+  ASSERT_EQ(now.size(), 3'000u);
+  EXPECT_EQ(std::count_if(
+                now.begin(), now.end(),
+                [&](const std::string& row) { return row.ends_with(" doc-100 " + late.source); }),
+            1);
+  EXPECT_EQ(Find({"late", "arrival"}).first, 1u);
+  db.Close();
+  EXPECT_EQ(Facts(PastPath()).integrity, "ok");
 }
 
 }  // namespace dashcam::storage::compaction_test

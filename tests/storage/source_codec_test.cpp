@@ -206,7 +206,91 @@ TEST_F(SourceCodecTest, ADamagedFrameIsAnErrorNotACrash) {
 TEST_F(SourceCodecTest, ACompressedDocumentWithoutADictionaryIsAnError) {
   WriteBatches(20, {20, 1});
   Modify("DELETE FROM dicts");
-  EXPECT_EQ(NewestDocumentError(), "a compressed document but no compression dictionary");
+  EXPECT_EQ(NewestDocumentError(), "a compressed document but no compression dictionary 1");
+}
+
+// Stores `dictionary` as day dictionary `id` and re-encodes every other
+// document with it, as compaction does; returns how many it re-encoded.
+int EncodeEveryOther(const std::string& path, std::int64_t id, const std::string& dictionary) {
+  DayDictionaryEncoder encoder;
+  EXPECT_TRUE(encoder.Load(id, dictionary, 9).ok());
+  Db db;
+  EXPECT_TRUE(db.Open(path, SQLITE_OPEN_READWRITE).ok());
+  EXPECT_TRUE(RegisterSourceFunction(db.get()).ok());
+  auto insert = db.Prepare("INSERT INTO dicts(id, dict) VALUES(?1, ?2)");
+  EXPECT_TRUE(insert.ok());
+  insert->Bind(1, id);
+  insert->BindBlobStatic(2, dictionary);
+  EXPECT_EQ(insert->Step(), SQLITE_DONE);
+  auto read = db.Prepare("SELECT key, dc_source(source) FROM events ORDER BY key");
+  auto update = db.Prepare("UPDATE events SET source = ?2 WHERE key = ?1");
+  EXPECT_TRUE(read.ok() && update.ok());
+  int i = 0, encoded = 0;
+  while (read->Step() == SQLITE_ROW) {
+    if (i++ % 2) continue;
+    const std::string_view stored = encoder.Encode(read->Text(1));
+    EXPECT_EQ(static_cast<int>(stored[0]), id);
+    update->Bind(1, read->Int(0));
+    update->BindBlobStatic(2, stored);
+    EXPECT_EQ(update->Step(), SQLITE_DONE);
+    update->Reset();
+    ++encoded;
+  }
+  return encoded;
+}
+
+TEST_F(SourceCodecTest, DocumentsInTheDayDictionaryFormReadBackBesideTheOthers) {
+  WriteBatches(100, {100, 200});  // 100 as they came, 200 compressed
+  const Stored before = ReadBack();
+  ASSERT_EQ(before.compressed, 200);
+  auto dictionary = TrainDictionary(written_, 16 * 1024);
+  ASSERT_TRUE(dictionary.ok()) << dictionary.status().ToString();
+  EXPECT_EQ(EncodeEveryOther(Path(), kFirstDayDictionary, *dictionary), 150);
+
+  const Stored after = ReadBack();
+  EXPECT_EQ(after.documents, written_);
+  EXPECT_EQ(after.compressed, 250);  // 50 of the first 100 are compressed now
+  EXPECT_LT(after.stored_bytes, before.stored_bytes);
+  // A writer reopened on the file still compresses with its own dictionary.
+  WriteBatches(100, {10});
+  EXPECT_EQ(ReadBack().documents, written_);
+  EXPECT_EQ(Dictionaries(), 2);
+}
+
+TEST_F(SourceCodecTest, ADayDictionaryDocumentWithoutItsDictionaryOrDamagedIsAnError) {
+  WriteBatches(100, {100, 1});
+  auto dictionary = TrainDictionary(written_, 16 * 1024);
+  ASSERT_TRUE(dictionary.ok());
+  EncodeEveryOther(Path(), kLastDayDictionary, *dictionary);  // the newest too
+  EXPECT_EQ(NewestDocumentError(), "");
+  Modify(
+      "UPDATE events SET source = substr(source, 1, 5) || randomblob(30) "
+      "WHERE key = (SELECT max(key) FROM events)");
+  EXPECT_EQ(NewestDocumentError(), "a corrupt compressed document");
+  Modify("DELETE FROM dicts WHERE id = 8");
+  EXPECT_EQ(NewestDocumentError(), "a compressed document but no compression dictionary 8");
+}
+
+TEST(DayDictionaryEncoderTest, TakesOnlyDayDictionaryIdsAndKeepsWhatWouldNotShrink) {
+  std::mt19937_64 rng(11);
+  std::vector<std::string> docs;
+  for (int i = 0; i < 200; ++i) docs.push_back(LogDocument(rng, i));
+  auto dictionary = TrainDictionary(docs, 8 * 1024);
+  ASSERT_TRUE(dictionary.ok());
+  DayDictionaryEncoder encoder;
+  EXPECT_EQ(encoder.Load(kWriterDictionary, *dictionary, 9).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(encoder.Load(kLastDayDictionary + 1, *dictionary, 9).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(encoder.Encode(docs[0]), docs[0]);  // nothing loaded: as it is
+  ASSERT_TRUE(encoder.Load(kFirstDayDictionary, *dictionary, 9).ok());
+  const std::string doc = LogDocument(rng, 500);
+  const std::string stored(encoder.Encode(doc));
+  EXPECT_TRUE(IsCompressedSource(stored));
+  EXPECT_LT(stored.size() * 3, doc.size());
+  EXPECT_EQ(encoder.Encode("{}"), "{}");
+  EXPECT_FALSE(IsCompressedSource("{}"));
+  EXPECT_FALSE(IsCompressedSource(std::string(1, '\x02')));  // no frame after the id
+  EXPECT_EQ(TrainDictionary({"{}"}, 8 * 1024).status().code(), StatusCode::kInvalidArgument);
 }
 
 TEST_F(SourceCodecTest, DocumentsCompressedBeforeTheWriterAreStoredAsTheyCame) {
