@@ -36,8 +36,9 @@ struct CompactionResult {
   // Events indexed anew by a re-index (partition_reindex.h) swapped in
   // before the merge; 0 when none was due or it was dropped.
   std::uint64_t reindexed_events = 0;
-  // And their documents were encoded anew with the day's dictionary.
-  bool documents_encoded = false;
+  // Of their documents, those compressed anew with the day's dictionary
+  // (partition_reindex.h).
+  std::uint64_t documents_encoded = 0;
   // A re-index was due and did not finish (a write came meanwhile, or it
   // failed): the day is to be compacted again.
   bool reindex_pending = false;

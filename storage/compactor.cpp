@@ -163,7 +163,7 @@ bool Compactor::CompactOne(const PartitionInfo& p) {
     // change; one dropped for a write meanwhile, once the day is quiet.
     if (r.ok() && reindexed.ok() && *reindexed) {
       r->reindexed_events = (*reindexed)->swapped ? (*reindexed)->events : 0;
-      r->documents_encoded = (*reindexed)->swapped && (*reindexed)->recoded;
+      r->documents_encoded = (*reindexed)->swapped ? (*reindexed)->encoded : 0;
       r->reindex_pending = !(*reindexed)->swapped;
     }
     dropped = files->dropped();

@@ -49,7 +49,7 @@ class DocumentIndexer {
 
   Status Prepare() {
     auto read = db_.Prepare(
-        "SELECT key, dc_name(idx), dc_source(source), level, idx, doc_id FROM events "
+        "SELECT key, dc_name(idx), dc_source(source), level, idx, doc_id, source FROM events "
         "WHERE key > ?1 ORDER BY key LIMIT ?2",
         /*persistent=*/true);
     if (!read.ok()) return read.status();
@@ -125,13 +125,16 @@ class DocumentIndexer {
   }
 
   // The row `read_` is on, into kReindexEventsTable, its document encoded
-  // anew (the JSON text as read for the index).
+  // anew from the JSON text read for the index, unless an earlier re-index
+  // did so already: a day numbered again for a few late events compresses
+  // only theirs.
   Status CopyOne() {
     copy_.Bind(1, next_after_);
     for (int i = 2; i <= 4; ++i) {
       sqlite3_bind_value(copy_.get(), i, sqlite3_column_value(read_.get(), i + 1));
     }
-    copy_.BindBlobStatic(5, recoder_->Encode(read_.Text(2)));
+    const std::string_view stored = read_.Blob(6);
+    copy_.BindBlobStatic(5, recoder_->Encoded(stored) ? stored : recoder_->Encode(read_.Text(2)));
     const int rc = copy_.Step();
     copy_.Reset();
     return rc == SQLITE_DONE ? Status::Ok() : db_.Check(rc, "copy the event");
@@ -380,6 +383,7 @@ Result<ReindexResult> ReindexPartition(Db& db, const CompactionSteps& steps,
         fmt::format("INSERT OR REPLACE INTO meta VALUES('{}', 'kept')", kSourcesMeta);
     if (*recoder) {
       out.recoded = true;
+      out.encoded = (*recoder)->compressed();
       sources = fmt::format(
           "DROP TABLE events; ALTER TABLE {} RENAME TO events; {}; "
           "INSERT OR REPLACE INTO meta VALUES('{}', 'day')",

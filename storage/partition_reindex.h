@@ -87,10 +87,11 @@ Status BuildIndexFromDocuments(Db& db, std::string_view table, const CompactionS
                                DayDictionaryEncoder* recoder = nullptr);
 
 struct ReindexResult {
-  std::uint64_t events = 0;  // indexed anew
-  bool swapped = false;      // false: another connection wrote meanwhile, nothing changed
-  bool numbered = false;     // the rowids are now docnos
-  bool recoded = false;      // the documents are now in the day-dictionary form
+  std::uint64_t events = 0;   // indexed anew
+  bool swapped = false;       // false: another connection wrote meanwhile, nothing changed
+  bool numbered = false;      // the rowids are now docnos
+  bool recoded = false;       // the documents are now in the day-dictionary form
+  std::uint64_t encoded = 0;  // documents compressed anew for it (not already so)
 };
 
 // Re-indexes `db` as the file comment says. Dropping a table left by an

@@ -194,7 +194,12 @@ std::string_view DayDictionaryEncoder::Encode(std::string_view json) {
   }
   out_.assign(1, id_);
   out_.append(frame_, sizeof kZstdMagic);
+  ++compressed_;
   return out_;
+}
+
+bool DayDictionaryEncoder::Encoded(std::string_view stored) const {
+  return cdict_ && DayDictionaryOf(stored) && stored.front() == id_;
 }
 
 SourceCompressor::SourceCompressor(SourceCompression options) : options_(options) {}

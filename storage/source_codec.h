@@ -98,8 +98,16 @@ class DayDictionaryEncoder {
   // smaller, else `json` itself. The view is valid until the next call.
   std::string_view Encode(std::string_view json);
 
+  // Whether `stored` is already in this encoder's form (its dictionary's id
+  // first; a stored dictionary never changes).
+  bool Encoded(std::string_view stored) const;
+
+  // How many documents Encode compressed.
+  std::uint64_t compressed() const { return compressed_; }
+
  private:
   char id_ = 0;
+  std::uint64_t compressed_ = 0;
   CompressionContext cctx_;
   Dictionary cdict_;
   std::string frame_, out_;

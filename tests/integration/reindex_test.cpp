@@ -326,7 +326,7 @@ TEST(ReindexTest, ADayAnOlderVersionIndexedIsIndexedAgainWhenCompactedAndAnswers
   const json::object c = Compaction(client);
   const json::object& last = c.at("last").as_object();
   EXPECT_GT(last.at("reindexed_events").as_int64(), 3000) << c;
-  EXPECT_TRUE(last.at("documents_encoded").as_bool()) << c;
+  EXPECT_GT(last.at("documents_encoded").as_int64(), 3000) << c;
   EXPECT_EQ(Answers(client), before);
   ASSERT_EQ(server.Stop(), 0);
 
