@@ -3,7 +3,6 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
-#include <limits>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -65,10 +64,6 @@ storage::SqliteStoreOptions StoreOptions(const Config& c, Metrics& metrics) {
   o.writer.partition.test_quota_file = c.test_disk_quota_file;
   o.writer.partition.compression.sample_events = c.compress_after;
   o.compaction.steps.day_dictionary_events = c.test_day_dictionary_events;
-  // Uncompressed documents stay so: compaction encodes none of them anew.
-  if (c.compress_after == 0) {
-    o.compaction.steps.day_dictionary_events = std::numeric_limits<std::uint64_t>::max();
-  }
   o.writer.metrics = &metrics;
   o.search_helpers = static_cast<unsigned>(c.search_helpers);
   o.helper_thread_start = [nice = c.query_nice] { LowerThisThreadPriority(nice); };

@@ -4,6 +4,8 @@
 
 #include "storage/fts_tokenizer.h"
 #include "storage/partition.h"
+#include "storage/source_codec.h"
+#include "storage/stored_names.h"
 
 namespace dashcam::storage {
 
@@ -62,6 +64,9 @@ Status MergeIntoOneSegment(Db& db, std::string_view table, int pages, const Comp
 Status OpenForCompaction(const std::string& path, Db& db) {
   if (auto s = db.Open(path, SQLITE_OPEN_READWRITE); !s.ok()) return s;
   if (auto s = RegisterFtsTokenizer(db.get()); !s.ok()) return s;
+  // What a re-index reads documents with (partition_reindex.h).
+  if (auto s = RegisterSourceFunction(db.get()); !s.ok()) return s;
+  if (auto s = RegisterNameFunction(db.get()); !s.ok()) return s;
   if (auto s = db.Exec(kSecureDeleteFast); !s.ok()) return s;
   sqlite3_busy_timeout(db.get(), 5000);
   return Status::Ok();

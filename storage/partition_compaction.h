@@ -37,7 +37,9 @@ namespace dashcam::storage {
 using CompactionPace = std::function<bool(std::chrono::steady_clock::duration step)>;
 
 // Opens `path` for compaction: read-write, with dashcam's FTS5 tokenizer
-// registered (FTS5 needs it to open the table) and the writer's busy timeout.
+// registered (FTS5 needs it to open the table), the SQL functions a
+// re-index reads documents with (dc_source, dc_name) and the writer's busy
+// timeout.
 Status OpenForCompaction(const std::string& path, Db& db);
 
 // Merges the FTS5 index of `db` into one segment, then returns its free

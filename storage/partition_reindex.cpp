@@ -4,7 +4,6 @@
 #include <chrono>
 #include <limits>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -261,11 +260,12 @@ Result<std::unique_ptr<DayDictionaryEncoder>> DayEncoder(Db& db, const Compactio
                                          kFirstDayDictionary));
   if (!newest.ok()) return newest.status();
   std::int64_t id = *newest;
-  std::optional<std::string> dictionary;
+  std::string dictionary;
   if (id != 0) {
     auto stored = ReadStoredDictionary(db.get(), id);
     if (!stored.ok()) return stored.status();
-    dictionary = std::move(*stored);
+    if (!*stored) return std::unique_ptr<DayDictionaryEncoder>();  // not there after all
+    dictionary = std::move(**stored);
   } else {
     auto samples = SpreadSamples(db, static_cast<std::uint64_t>(*events));
     if (!samples.ok()) return samples.status();
@@ -276,12 +276,11 @@ Result<std::unique_ptr<DayDictionaryEncoder>> DayEncoder(Db& db, const Compactio
     auto insert = db.Prepare("INSERT INTO dicts(id, dict) VALUES(?1, ?2)");
     if (!insert.ok()) return insert.status();
     insert->Bind(1, id);
-    insert->BindBlobStatic(2, *dictionary);
+    insert->BindBlobStatic(2, dictionary);
     if (const int rc = insert->Step(); rc != SQLITE_DONE) return db.Check(rc, "store dictionary");
   }
-  if (!dictionary) return std::unique_ptr<DayDictionaryEncoder>();
   auto encoder = std::make_unique<DayDictionaryEncoder>();
-  if (Status s = encoder->Load(id, *dictionary, kDayDictionaryLevel); !s.ok()) return s;
+  if (Status s = encoder->Load(id, dictionary, kDayDictionaryLevel); !s.ok()) return s;
   if (!pace(SteadyClock::now() - t0)) return CompactionStopped();
   return encoder;
 }
@@ -307,8 +306,6 @@ Result<bool> NeedsReindex(Db& db) {
 Status BuildIndexFromDocuments(Db& db, std::string_view table, const CompactionSteps& steps,
                                const CompactionPace& pace, std::uint64_t* indexed,
                                std::string_view docnos, DayDictionaryEncoder* recoder) {
-  if (auto s = RegisterSourceFunction(db.get()); !s.ok()) return s;
-  if (auto s = RegisterNameFunction(db.get()); !s.ok()) return s;
   if (auto s = InTransaction(db,
                              [&] {
                                Status s = CreateFtsTable(db, table);
@@ -351,9 +348,6 @@ Result<ReindexResult> ReindexPartition(Db& db, const CompactionSteps& steps,
   if (!number.ok()) return number.status();
   auto before = ReadRowidLayout(db);
   if (!before.ok()) return before.status();
-  // The day dictionary's samples are read through them.
-  if (auto s = RegisterSourceFunction(db.get()); !s.ok()) return s;
-  if (auto s = RegisterNameFunction(db.get()); !s.ok()) return s;
   auto recoder = DayEncoder(db, steps, pace);
   if (!recoder.ok()) return recoder.status();
   if (Status s = BuildReindexTable(db, *number, recoder->get(), steps, pace, &out.events);

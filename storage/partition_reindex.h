@@ -75,10 +75,9 @@ Result<bool> NeedsReindex(Db& db);
 // `db` in it, in key order, `events_per_step` events a transaction, then
 // merges it into one segment (`merge_pages` a step). `pace` as compaction's;
 // false stops with Unavailable, leaving the table as far as it got. Adds to
-// `*indexed` the events indexed. Registers what it reads documents with
-// (dc_source, dc_name) on `db`, which must be open for compaction
-// (OpenForCompaction). With `docnos` (a table name) the rowids are 1..N in
-// key order, and table `docnos` is made with each one's key; else they are
+// `*indexed` the events indexed. `db` must be open for compaction
+// (OpenForCompaction: it reads documents with dc_source and dc_name). With `docnos` (a table name)
+// the rowids are 1..N in key order, and table `docnos` is made with each one's key; else they are
 // the keys. With `recoder`, every event is also copied into table
 // kReindexEventsTable (made here), its document encoded by `recoder`.
 Status BuildIndexFromDocuments(Db& db, std::string_view table, const CompactionSteps& steps,
@@ -94,7 +93,8 @@ struct ReindexResult {
   std::uint64_t encoded = 0;  // documents compressed anew for it (not already so)
 };
 
-// Re-indexes `db` as the file comment says. Dropping a table left by an
+// Re-indexes `db` (open for compaction: OpenForCompaction) as the file
+// comment says. Dropping a table left by an
 // interrupted re-index comes first. Errors: Unavailable when `pace` stopped
 // it (the new table stays until the next attempt drops it); what SQLite or
 // a document that cannot be read gave.

@@ -49,6 +49,19 @@ bool Compress(ZSTD_CCtx* cctx, std::string_view source, std::string& out) {
   return true;
 }
 
+// `dictionary` made ready for zstd `level`, and referenced by `cctx` (made
+// first when null) from now on.
+Result<Dictionary> UseDictionary(CompressionContext& cctx, std::string_view dictionary, int level) {
+  Dictionary cdict(ZSTD_createCDict(dictionary.data(), dictionary.size(), level), ZSTD_freeCDict);
+  if (!cdict) return Status::Corruption("the compression dictionary is unusable");
+  if (!cctx) cctx = NewContext();
+  if (!cctx) return Status::Internal("zstd: no compression context");
+  if (ZSTD_isError(ZSTD_CCtx_refCDict(cctx.get(), cdict.get()))) {
+    return Status::Internal("zstd: cannot use the dictionary");
+  }
+  return cdict;
+}
+
 struct FreeDCtx {
   void operator()(ZSTD_DCtx* c) const { ZSTD_freeDCtx(c); }
 };
@@ -175,14 +188,9 @@ Status DayDictionaryEncoder::Load(std::int64_t id, std::string_view dictionary, 
   if (id < kFirstDayDictionary || id > kLastDayDictionary) {
     return Status::InvalidArgument(fmt::format("no day dictionary can have id {}", id));
   }
-  Dictionary cdict(ZSTD_createCDict(dictionary.data(), dictionary.size(), level), ZSTD_freeCDict);
-  if (!cdict) return Status::Corruption("the compression dictionary is unusable");
-  if (!cctx_) cctx_ = NewContext();
-  if (!cctx_) return Status::Internal("zstd: no compression context");
-  if (ZSTD_isError(ZSTD_CCtx_refCDict(cctx_.get(), cdict.get()))) {
-    return Status::Internal("zstd: cannot use the dictionary");
-  }
-  cdict_ = std::move(cdict);
+  auto cdict = UseDictionary(cctx_, dictionary, level);
+  if (!cdict.ok()) return cdict.status();
+  cdict_ = std::move(*cdict);
   id_ = static_cast<char>(id);
   return Status::Ok();
 }
@@ -205,17 +213,9 @@ bool DayDictionaryEncoder::Encoded(std::string_view stored) const {
 SourceCompressor::SourceCompressor(SourceCompression options) : options_(options) {}
 
 Status SourceCompressor::Load(std::string_view dictionary) {
-  Dictionary cdict(ZSTD_createCDict(dictionary.data(), dictionary.size(), options_.level),
-                   ZSTD_freeCDict);
-  if (!cdict) return Status::Corruption("the compression dictionary is unusable");
-  if (!cctx_) {
-    cctx_ = NewContext();
-    if (!cctx_) return Status::Internal("zstd: no compression context");
-  }
-  if (ZSTD_isError(ZSTD_CCtx_refCDict(cctx_.get(), cdict.get()))) {
-    return Status::Internal("zstd: cannot use the dictionary");
-  }
-  cdict_ = std::move(cdict);
+  auto cdict = UseDictionary(cctx_, dictionary, options_.level);
+  if (!cdict.ok()) return cdict.status();
+  cdict_ = std::move(*cdict);
   return Status::Ok();
 }
 

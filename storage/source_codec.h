@@ -57,7 +57,8 @@ namespace dashcam::storage {
 
 struct SourceCompression {
   // Documents a partition stores as they are, as the dictionary's training
-  // samples, before it compresses. 0: never compress. Default: 2000.
+  // samples, before it compresses. 0: never compress (nor does compaction:
+  // SqliteStore). Default: 2000.
   std::size_t sample_events = 2000;
   std::size_t dictionary_bytes = 32 * 1024;
   int level = 3;  // zstd level

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -852,8 +853,14 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(SqliteStoreOptions option
       return used + bytes <= limit;
     };
   }
-  store->compactor_ = std::make_unique<Compactor>(self->options_.compaction, self->partitions_, now,
-                                                  log, self->options_.metrics, std::move(room));
+  CompactionPolicy compaction = self->options_.compaction;
+  // Documents the writer stores uncompressed stay so: compaction encodes
+  // none of them anew either.
+  if (self->options_.writer.partition.compression.sample_events == 0) {
+    compaction.steps.day_dictionary_events = std::numeric_limits<std::uint64_t>::max();
+  }
+  store->compactor_ = std::make_unique<Compactor>(compaction, self->partitions_, now, log,
+                                                  self->options_.metrics, std::move(room));
   store->retention_ = std::make_unique<RetentionEnforcer>(
       self->options_.retention, [self] { return self->partitions_.List(); },
       [self](std::int64_t day) { return self->DropPartition(day); }, std::move(now), log,

@@ -392,6 +392,30 @@ TEST_F(RetentionTest, PastDaysAreCompactedOnceQuietAndAnswerAlike) {
   EXPECT_EQ(server.Stop(), 0);
 }
 
+TEST_F(RetentionTest, CompactionEncodesDocumentsAnewOnlyWhereTheWriterCompresses) {
+  for (const char* compress_after : {"2000", "0"}) {
+    fs::remove_all(data_);
+    TestServer server(
+        data_, {"--compact-after", "1s", "--test-compaction-check-ms", "50", "--compress-after",
+                compress_after, "--test-day-dictionary-events", "1000"});
+    ASSERT_TRUE(server.Start()) << server.error();
+    HttpClient client("127.0.0.1", server.port());
+    Ingest(client, Today() - 1, 1600, "past", 100);
+    const auto status = [&] {
+      return json::parse(client.Get("/api/v1/status").body).at("compaction").as_object();
+    };
+    const auto compacted = [&] { return status().at("compacted_partitions").as_int64() >= 1; };
+    ASSERT_TRUE(WaitFor(compacted, std::chrono::seconds(30))) << status();
+    const json::object c = status();
+    const json::object& last = c.at("last").as_object();
+    EXPECT_EQ(last.at("reindexed_events").as_int64(), 1600) << compress_after << c;
+    EXPECT_EQ(last.at("documents_encoded").as_int64(), compress_after[0] == '0' ? 0 : 1600)
+        << compress_after << c;
+    EXPECT_EQ(CountTag(client, "past"), 1600);
+    EXPECT_EQ(server.Stop(), 0);
+  }
+}
+
 TEST_F(RetentionTest, CompactionCanBeTurnedOff) {
   TestServer server(data_, {"--compact-after", "off", "--test-compaction-check-ms", "50"});
   ASSERT_TRUE(server.Start()) << server.error();
