@@ -67,6 +67,9 @@ struct Config {
   // hidden: the fewest events of a day whose documents compaction encodes
   // anew (storage::CompactionSteps::day_dictionary_events)
   std::uint64_t test_day_dictionary_events = storage::CompactionSteps{}.day_dictionary_events;
+  // hidden: new day files get the index of versions before 10, as an older
+  // dashcam made them (storage::PartitionOptions::test_two_column_index)
+  bool test_two_column_index = false;
   // hidden: a file holding a byte cap for each partition file, re-read before
   // every write, to simulate a full disk (storage/partition.h)
   std::string test_disk_quota_file;

@@ -62,6 +62,7 @@ storage::SqliteStoreOptions StoreOptions(const Config& c, Metrics& metrics) {
       c.sync == "normal" ? storage::SyncMode::kNormal : storage::SyncMode::kFull;
   o.writer.test_commit_delay_ms = c.test_commit_delay_ms;
   o.writer.partition.test_quota_file = c.test_disk_quota_file;
+  o.writer.partition.test_two_column_index = c.test_two_column_index;
   o.writer.partition.compression.sample_events = c.compress_after;
   o.compaction.steps.day_dictionary_events = c.test_day_dictionary_events;
   o.writer.metrics = &metrics;

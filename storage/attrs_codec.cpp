@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <span>
 
 namespace dashcam::storage {
@@ -63,8 +65,10 @@ bool IsKeywordField(std::string_view name) {
          kKeywordFieldNames.end();
 }
 
-void EncodeAttrs(const std::vector<Field>& fields, std::string_view index, std::string& out) {
-  out.push_back(kAttrsMarker);
+namespace {
+
+// The records of EncodeAttrs, without its marker.
+void AppendRecords(const std::vector<Field>& fields, std::string_view index, std::string& out) {
   bool first = true;
   auto sep = [&] {
     if (!first) out.push_back(kRecordSeparator);
@@ -80,6 +84,24 @@ void EncodeAttrs(const std::vector<Field>& fields, std::string_view index, std::
     const char type = f.type == Field::Type::kNumber ? 'n' : IsKeywordField(f.name) ? 'k' : 's';
     AppendRecord(out, f.name, type, f.text);
   }
+}
+
+}  // namespace
+
+void EncodeAttrs(const std::vector<Field>& fields, std::string_view index, std::string& out) {
+  out.push_back(kAttrsMarker);
+  AppendRecords(fields, index, out);
+}
+
+void EncodeIndexedEvent(std::string_view message, const std::vector<Field>& fields,
+                        std::string_view index, std::string& out) {
+  out.push_back(kEventMarker);
+  // Cut, never wrapped: the bytes after n are read as records.
+  const auto n = static_cast<std::uint32_t>(
+      std::min<std::size_t>(message.size(), std::numeric_limits<std::uint32_t>::max()));
+  for (int shift = 0; shift < 32; shift += 8) out.push_back(static_cast<char>(n >> shift));
+  out.append(message.substr(0, n));
+  AppendRecords(fields, index, out);
 }
 
 void EncodeMessage(std::string_view message, std::string& out) {
@@ -109,6 +131,17 @@ std::string EncodeRawTerm(std::string_view term) {
   std::string out(1, kRawTermMarker);
   out.append(term);
   return out;
+}
+
+std::string EncodeRawFieldTerm(std::string_view term) {
+  std::string out(1, kRawFieldTermMarker);
+  out.append(term);
+  return out;
+}
+
+std::string_view UnledTerm(std::string_view term) {
+  if (!term.empty() && term.front() == kFieldTermLead) term.remove_prefix(1);
+  return term;
 }
 
 std::string FieldTermPrefix(std::string_view field) {

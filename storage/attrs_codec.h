@@ -25,6 +25,28 @@
 //       query compiler already knows (a vocabulary expansion), e.g.
 //       `cudaerror` or `host.name` 0x1F `gpu`. Columns never start with 0x03,
 //       so no document text is read this way.
+//   raw field term (query only):       0x04 <term>
+//       the same, for a term (or prefix) the compiler knows to be a field's,
+//       even one without a 0x1F yet (`gpu.`, the start of `gpu.util` 0x1F ...).
+//   one-column event (since partition version 10):
+//                                      0x05 <n: 4 bytes, little-endian>
+//                                      <message: n bytes> <record> (0x1E <record>)*
+//       the message's tokens, then the records' tokens, in one column.
+//
+// The one-column index. FTS5 stores two more bytes in every position list
+// of a term in its second column (the column's number), and the fields'
+// terms are ~13 of an event's ~30 index entries: a second column cost 26
+// bytes an event (bench, 1M events in a day). A partition's index made since
+// version 10 has one column, `message`, fed one-column events, and declares
+// the tokenizer with the argument `field_lead`: there every field term is
+// spelled with a leading 0x1F (kFieldTermLead), so a message prefix (`lo*`)
+// can never reach a field's terms (`log.level` 0x1F ...) as the column
+// filter `message :` kept it from them in two columns. The lead is the
+// tokenizer's alone: it adds it to field terms of documents, field phrases,
+// raw field terms and raw terms holding a 0x1F, and tells the vocabulary
+// (IndexedTermSink) the terms without it, so the query compiler, the
+// vocabulary and number ranges spell terms alike for both layouts.
+// fts5vocab lists them with it (UnledTerm takes it off).
 //
 // Field names and string values never contain 0x1E/0x1F after encoding (they
 // are replaced), so a hostile value cannot forge another field's tokens, and
@@ -45,6 +67,9 @@ namespace dashcam::storage {
 inline constexpr char kMessageMarker = '\x01';
 inline constexpr char kAttrsMarker = '\x02';
 inline constexpr char kRawTermMarker = '\x03';
+inline constexpr char kRawFieldTermMarker = '\x04';
+inline constexpr char kEventMarker = '\x05';
+inline constexpr char kFieldTermLead = '\x1f';
 inline constexpr char kArraySeparator = '\x1d';
 inline constexpr char kRecordSeparator = '\x1e';
 inline constexpr char kNameSeparator = '\x1f';
@@ -105,12 +130,21 @@ void EncodeAttrs(const std::vector<Field>& fields, std::string_view index, std::
 // The message column text.
 void EncodeMessage(std::string_view message, std::string& out);
 
+// Appends the one-column index's text for an event: its message, then
+// what EncodeAttrs gives (a message of 4 GiB or more is not indexed whole).
+void EncodeIndexedEvent(std::string_view message, const std::vector<Field>& fields,
+                        std::string_view index, std::string& out);
+
 // Query-side phrases, before FTS5 quoting.
 std::string EncodeMessagePhrase(std::string_view text);
 std::string EncodeFieldPhrase(std::string_view field, std::string_view text);
 std::string EncodeFieldNumber(std::string_view field, std::string_view canonical);
-// A query-side raw term (see above).
+// A query-side raw term, and raw field term (see above).
 std::string EncodeRawTerm(std::string_view term);
+std::string EncodeRawFieldTerm(std::string_view term);
+// An index term as the vocabulary spells it: without the one-column
+// index's kFieldTermLead (no message token starts with 0x1F).
+std::string_view UnledTerm(std::string_view term);
 // The index-term prefix of a field's string tokens: <name> 0x1F (the name
 // sanitized as when indexing).
 std::string FieldTermPrefix(std::string_view field);

@@ -38,7 +38,9 @@ using Fts = std::optional<std::string>;
 constexpr std::size_t kMaxPhraseProduct = 64;
 
 // A prefix of a message token could also be the start of a field term
-// (`lo*` and `log.level` 0x1F ...): message prefixes name their column.
+// (`lo*` and `log.level` 0x1F ...) in a two-column index: message prefixes
+// name their column. (In one column, field terms are spelled apart:
+// attrs_codec.h; the filter names the only column.)
 std::string MessagePrefix(std::string phrase) {
   return "message : " + phrase + " *";
 }
@@ -416,6 +418,8 @@ Result<std::string> Compiler::LeafCondition(const Node& n, bool candidates_drive
 // Events holding some index term of `field` or of a field under it (every
 // term of a field's values starts with FieldTermPrefix; no message token
 // holds a '.'): events where the field exists (query_ast.h's kExists).
+// Raw field terms, as the object's prefix (`gpu.`) holds no 0x1F to tell
+// the tokenizer it is a field's (attrs_codec.h).
 // All of them when TermsTellExistence, else some (a string without tokens
 // had no term, and unindexed fields none). Nullopt for fields whose values
 // have no such terms.
@@ -423,8 +427,8 @@ Fts Compiler::HoldsTermOf(const std::string& field) const {
   if (!HasFieldTerms(field)) return std::nullopt;
   std::string object = FieldTermPrefix(field);
   object.back() = '.';
-  return "(" + QuoteFtsString(EncodeRawTerm(FieldTermPrefix(field))) + " * OR " +
-         QuoteFtsString(EncodeRawTerm(object)) + " *)";
+  return "(" + QuoteFtsString(EncodeRawFieldTerm(FieldTermPrefix(field))) + " * OR " +
+         QuoteFtsString(EncodeRawFieldTerm(object)) + " *)";
 }
 
 bool Compiler::TermsTellExistence(const std::string& field) const {

@@ -1,5 +1,6 @@
 #include "storage/fts_tokenizer.h"
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 
@@ -23,8 +24,9 @@ class Emitter {
               static_cast<int>(end));
     return rc_ == SQLITE_OK;
   }
+  // The sink is told the term as the vocabulary spells it (UnledTerm).
   bool EmitExpandable(std::string_view token, std::size_t begin, std::size_t end) {
-    if (sink_ != nullptr) sink_->OnIndexedTerm(token);
+    if (sink_ != nullptr) sink_->OnIndexedTerm(UnledTerm(token));
     return Emit(token, begin, end);
   }
   void FieldValue(std::string_view name, char type, std::string_view value) {
@@ -48,8 +50,9 @@ bool TokenizeText(std::string_view text, std::size_t base, Emitter& out) {
   return ok;
 }
 
-// One attrs record: name 0x1F type value. `base` is its offset in the column.
-bool TokenizeRecord(std::string_view rec, std::size_t base, std::string_view prev_name,
+// One attrs record: name 0x1F type value. `base` is its offset in the column;
+// `lead`: the terms start with kFieldTermLead (attrs_codec.h).
+bool TokenizeRecord(std::string_view rec, std::size_t base, std::string_view prev_name, bool lead,
                     std::string& buf, Emitter& out) {
   const std::size_t sep = rec.find(kNameSeparator);
   if (sep == std::string_view::npos || sep + 1 >= rec.size()) {
@@ -60,7 +63,8 @@ bool TokenizeRecord(std::string_view rec, std::size_t base, std::string_view pre
   const std::string_view value = rec.substr(sep + 2);
   const std::size_t value_base = base + sep + 2;
   out.FieldValue(name, type, value);
-  buf.assign(name);
+  buf.assign(lead ? 1 : 0, kFieldTermLead);
+  buf.append(name);
   buf.push_back(kNameSeparator);
   const std::size_t prefix_len = buf.size();
   if (type == 'k') {  // one term; no phrase can span two of an array's values
@@ -94,7 +98,7 @@ bool TokenizeRecord(std::string_view rec, std::size_t base, std::string_view pre
   return ok;
 }
 
-bool TokenizeAttrs(std::string_view text, std::size_t base, Emitter& out) {
+bool TokenizeAttrs(std::string_view text, std::size_t base, bool lead, Emitter& out) {
   std::string buf;
   std::string_view prev_name;
   std::size_t pos = 0;
@@ -102,41 +106,84 @@ bool TokenizeAttrs(std::string_view text, std::size_t base, Emitter& out) {
     std::size_t end = text.find(kRecordSeparator, pos);
     if (end == std::string_view::npos) end = text.size();
     const std::string_view rec = text.substr(pos, end - pos);
-    if (!TokenizeRecord(rec, base + pos, prev_name, buf, out)) return false;
+    if (!TokenizeRecord(rec, base + pos, prev_name, lead, buf, out)) return false;
     prev_name = rec.substr(0, rec.find(kNameSeparator));
     pos = end + 1;
   }
   return true;
 }
 
-// The handle FTS5 keeps per table and connection: the connection's sink, or
-// this placeholder when it has none (FTS5 needs a non-null handle).
-int no_sink;
+// A one-column event (attrs_codec.h): the message, then the records.
+bool TokenizeEvent(std::string_view text, bool lead, Emitter& out) {
+  if (text.size() < 4) return true;  // malformed: nothing to index
+  std::size_t n = 0;
+  for (int i = 0; i < 4; ++i) n |= std::size_t{static_cast<unsigned char>(text[i])} << (8 * i);
+  n = std::min(n, text.size() - 4);
+  if (!TokenizeText(text.substr(4, n), 5, out)) return false;
+  return n + 4 == text.size() || TokenizeAttrs(text.substr(4 + n), 5 + n, lead, out);
+}
 
-int XCreate(void* context, const char**, int, Fts5Tokenizer** out) {
-  *out = reinterpret_cast<Fts5Tokenizer*>(context != nullptr ? context : &no_sink);
+// A raw term, led when it is a field's (attrs_codec.h).
+bool EmitRaw(std::string_view term, bool field, bool lead, Emitter& out) {
+  if (term.empty()) return true;
+  if (!lead || !(field || term.find(kNameSeparator) != std::string_view::npos)) {
+    return out.Emit(term, 0, term.size() + 1);
+  }
+  std::string led(1, kFieldTermLead);
+  led.append(term);
+  return out.Emit(led, 0, term.size() + 1);
+}
+
+// What FTS5 keeps per table and connection: the connection's sink (null
+// when it has none), and whether the table spells field terms with the lead.
+struct Handle {
+  IndexedTermSink* sink;
+  bool lead;
+};
+
+// The one argument a table may give the tokenizer (attrs_codec.h).
+constexpr std::string_view kFieldLeadArgument = "field_lead";
+
+int XCreate(void* context, const char** args, int n_args, Fts5Tokenizer** out) {
+  bool lead = false;
+  for (int i = 0; i < n_args; ++i) {
+    if (args[i] == kFieldLeadArgument) {
+      lead = true;
+    } else {
+      return SQLITE_ERROR;  // a table of a newer dashcam: not read wrongly
+    }
+  }
+  *out = reinterpret_cast<Fts5Tokenizer*>(new Handle{static_cast<IndexedTermSink*>(context), lead});
   return SQLITE_OK;
 }
 
-void XDelete(Fts5Tokenizer*) {}
+void XDelete(Fts5Tokenizer* handle) {
+  delete reinterpret_cast<Handle*>(handle);
+}
 
-int XTokenize(Fts5Tokenizer* handle, void* ctx, int flags, const char* text, int n,
+int XTokenize(Fts5Tokenizer* tokenizer, void* ctx, int flags, const char* text, int n,
               TokenCallback cb) {
   if (n <= 0) return SQLITE_OK;
   const std::string_view all(text, static_cast<std::size_t>(n));
-  IndexedTermSink* sink = nullptr;
-  if ((flags & FTS5_TOKENIZE_DOCUMENT) != 0 && reinterpret_cast<void*>(handle) != &no_sink) {
-    sink = reinterpret_cast<IndexedTermSink*>(handle);
-  }
+  const Handle& handle = *reinterpret_cast<const Handle*>(tokenizer);
+  IndexedTermSink* sink = (flags & FTS5_TOKENIZE_DOCUMENT) != 0 ? handle.sink : nullptr;
   Emitter out(ctx, cb, sink);
-  if (all[0] == kRawTermMarker) {
-    if (all.size() > 1) out.Emit(all.substr(1), 0, all.size());
-  } else if (all[0] == kAttrsMarker) {
-    TokenizeAttrs(all.substr(1), 1, out);
-  } else if (all[0] == kMessageMarker) {
-    TokenizeText(all.substr(1), 1, out);
-  } else {
-    TokenizeText(all, 0, out);
+  switch (all[0]) {
+    case kRawTermMarker:
+    case kRawFieldTermMarker:
+      EmitRaw(all.substr(1), all[0] == kRawFieldTermMarker, handle.lead, out);
+      break;
+    case kEventMarker:
+      TokenizeEvent(all.substr(1), handle.lead, out);
+      break;
+    case kAttrsMarker:
+      TokenizeAttrs(all.substr(1), 1, handle.lead, out);
+      break;
+    case kMessageMarker:
+      TokenizeText(all.substr(1), 1, out);
+      break;
+    default:
+      TokenizeText(all, 0, out);
   }
   return out.rc();
 }

@@ -1,6 +1,7 @@
 // Registers the "dashcam" FTS5 tokenizer on a connection. Every connection
 // that writes or queries a partition's FTS table must call this first. The
-// formats it reads are documented in attrs_codec.h.
+// formats it reads are documented in attrs_codec.h, and so is its one
+// argument, `field_lead` (a table declared with any other cannot be opened).
 #pragma once
 
 #include <sqlite3.h>
@@ -15,7 +16,8 @@ inline constexpr const char* kFtsTokenizerName = "dashcam";
 
 // Told every index term a wildcard or fuzzy query may expand to, as the
 // document is indexed: each message token, and each token of a string field
-// value as its index term (name 0x1F token). Never number terms or array
+// value as its index term (name 0x1F token, without the one-column index's
+// lead: attrs_codec.h). Never number terms or array
 // markers. Also told each attrs record (attrs_codec.h) before its tokens:
 // name, type ('s', 'n' or 'k') and value. Called on the thread running the
 // INSERT; must not use the connection.

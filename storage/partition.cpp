@@ -52,10 +52,11 @@ CREATE TABLE {0}(
 )sql";
 
 // The FTS5 index, as kSchemaSql's `fts` and as a re-index builds it anew
-// (partition_reindex.h). A format string: {0} is the table's name.
+// (partition_reindex.h): one column since version 10 (attrs_codec.h). A
+// format string: {0} is the table's name, {1} its columns and tokenizer.
 constexpr const char* kFtsTableSql = R"sql(
 CREATE VIRTUAL TABLE {0} USING fts5(
-  message, attrs, content='', columnsize=0, tokenize='dashcam');
+  {1}, content='', columnsize=0);
 INSERT INTO {0}({0}, rank) VALUES('automerge', 16);
 INSERT INTO {0}({0}, rank) VALUES('crisismerge', 64);
 INSERT INTO {0}({0}, rank) VALUES('hashsize', 16777216);
@@ -140,15 +141,24 @@ Result<int> UserVersion(Db& db) {
 
 }  // namespace
 
-Status CreateFtsTable(Db& db, std::string_view name) {
-  return db.Exec(fmt::format(kFtsTableSql, name));
+Status CreateFtsTable(Db& db, std::string_view name, bool two_columns) {
+  return db.Exec(fmt::format(kFtsTableSql, name,
+                             two_columns ? "message, attrs, tokenize='dashcam'"
+                                         : "message, tokenize='dashcam field_lead'"));
+}
+
+Result<bool> FtsHasOneColumn(Db& db) {
+  auto stmt = db.Prepare("SELECT count(*) FROM pragma_table_info('fts') WHERE name = 'attrs'");
+  if (!stmt.ok()) return stmt.status();
+  if (stmt->Step() != SQLITE_ROW) return db.Check(stmt->Reset(), "fts columns");
+  return stmt->Int(0) == 0;
 }
 
 Status CreateEventsTable(Db& db, std::string_view name) {
   return db.Exec(fmt::format(kEventsTableSql, name));
 }
 
-Status InitPartitionSchema(Db& db, std::int64_t day) {
+Status InitPartitionSchema(Db& db, std::int64_t day, bool two_column_index) {
   auto version = UserVersion(db);
   if (!version.ok()) return version.status();
   if (*version > kSchemaVersion) {
@@ -164,7 +174,7 @@ Status InitPartitionSchema(Db& db, std::int64_t day) {
     s = CreateEventsTable(db, "events");
     if (s.ok()) s = db.Exec(kEventsDocIdIndexSql);
     if (s.ok()) s = db.Exec(kSchemaSql);
-    if (s.ok()) s = CreateFtsTable(db, "fts");
+    if (s.ok()) s = CreateFtsTable(db, "fts", two_column_index);
     // Only a new file indexes every keyword field's value as a keyword,
     // records every number, stores names by id (its events columns have
     // no type, so an id stays an integer) and has a term for every value.
@@ -223,8 +233,9 @@ Result<std::unique_ptr<PartitionWriter>> PartitionWriter::Open(const std::string
   if (auto s = Pragmas(w->db_, opts); !s.ok()) return s;
   w->test_quota_file_ = opts.test_quota_file;
   if (auto s = w->ApplyTestQuota(); !s.ok()) return s;
-  if (auto s = InitPartitionSchema(w->db_, day); !s.ok()) return s;
+  if (auto s = InitPartitionSchema(w->db_, day, opts.test_two_column_index); !s.ok()) return s;
   if (auto s = w->Prepare(); !s.ok()) return s;
+  if (auto s = w->PrepareIndexInsert(); !s.ok()) return s;
   if (auto s = w->LoadNamesMeta(); !s.ok()) return s;
   if (auto s = w->LoadHighestKey(); !s.ok()) return s;
   if (auto s = w->LoadDictionary(); !s.ok()) return s;
@@ -269,7 +280,6 @@ Status PartitionWriter::Prepare() {
       {&mark_late_, MarkLateSql()},
       {&insert_event_,
        "INSERT INTO events(key, level, idx, doc_id, source) VALUES(?1,?2,?3,?4,?5)"},
-      {&insert_fts_, "INSERT INTO fts(rowid, message, attrs) VALUES(?1,?2,?3)"},
       {&max_key_,
        "SELECT max(m) FROM (SELECT max(key) AS m FROM events WHERE key BETWEEN ?1 AND ?2 "
        "UNION ALL SELECT max(key) FROM replaced WHERE key BETWEEN ?1 AND ?2)"},
@@ -302,6 +312,21 @@ Status PartitionWriter::Prepare() {
     *it.stmt = std::move(*stmt);
   }
   return name_ids_.Prepare(db_);
+}
+
+// The index's insert for its layout, which a re-index may change between
+// two transactions (partition_reindex.h): called again in each.
+Status PartitionWriter::PrepareIndexInsert() {
+  auto one_column = FtsHasOneColumn(db_);
+  if (!one_column.ok()) return one_column.status();
+  if (insert_fts_.get() != nullptr && *one_column == one_column_index_) return Status::Ok();
+  auto stmt = db_.Prepare(*one_column ? "INSERT INTO fts(rowid, message) VALUES(?1,?2)"
+                                      : "INSERT INTO fts(rowid, message, attrs) VALUES(?1,?2,?3)",
+                          /*persistent=*/true);
+  if (!stmt.ok()) return stmt.status();
+  insert_fts_ = std::move(*stmt);
+  one_column_index_ = *one_column;
+  return Status::Ok();
 }
 
 Status PartitionWriter::LoadNamesMeta() {
@@ -460,12 +485,17 @@ Result<RecordOutcome> PartitionWriter::WriteOne(const Record& r, EventKey key) {
   ++level_second_deltas_[{KeyTime(key) / kMsPerSecond, r.level}];
 
   message_buf_.clear();
-  EncodeMessage(r.message, message_buf_);
-  attrs_buf_.clear();
-  EncodeAttrs(r.fields, r.index, attrs_buf_);
   insert_fts_.Bind(1, key);
-  insert_fts_.BindStatic(2, message_buf_);
-  insert_fts_.BindStatic(3, attrs_buf_);
+  if (one_column_index_) {
+    EncodeIndexedEvent(r.message, r.fields, r.index, message_buf_);
+    insert_fts_.BindStatic(2, message_buf_);
+  } else {
+    EncodeMessage(r.message, message_buf_);
+    attrs_buf_.clear();
+    EncodeAttrs(r.fields, r.index, attrs_buf_);
+    insert_fts_.BindStatic(2, message_buf_);
+    insert_fts_.BindStatic(3, attrs_buf_);
+  }
   rc = insert_fts_.Step();
   insert_fts_.Reset();
   if (rc != SQLITE_DONE) return db_.Check(rc, "insert fts");
@@ -486,8 +516,8 @@ Status PartitionWriter::Begin() {
   in_transaction_ = true;
   const int rc = mark_late_.Step();
   mark_late_.Reset();
-  if (rc != SQLITE_DONE) {
-    Status s = db_.Check(rc, "mark late");
+  Status s = rc == SQLITE_DONE ? PrepareIndexInsert() : db_.Check(rc, "mark late");
+  if (!s.ok()) {
     Rollback();
     return s;
   }

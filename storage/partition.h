@@ -18,8 +18,11 @@
 //       whose meta says so, else text (TEXT columns in files created before
 //       version 8): statements read them as dc_name(level), dc_name(idx).
 //   events_doc_id: UNIQUE index on doc_id WHERE doc_id IS NOT NULL.
-//   fts: FTS5, contentless (content=''), columns (message, attrs), tokenizer
-//       "dashcam" (attrs_codec.h gives the column formats), columnsize=0.
+//   fts: FTS5, contentless (content=''), tokenizer "dashcam", columnsize=0.
+//       One column, `message`, fed one-column events with the tokenizer's
+//       argument `field_lead`, in files made or re-indexed since version 10;
+//       columns (message, attrs) before (attrs_codec.h gives the formats).
+//       A re-index of a past day makes the one column (partition_reindex.h).
 //       Its rowids are keys, unless meta "rowids" says a re-index numbered
 //       the events 1..N (rowid_layout.h).
 //   docnos(docno INTEGER PRIMARY KEY, key INTEGER): with meta "rowids", the
@@ -121,7 +124,9 @@ inline constexpr const char* kSecureDeleteFast = "PRAGMA secure_delete=FAST";
 // The user_version of the schema above.
 // Version 9: documents may be in the day-dictionary form (source_codec.h),
 // which an older dashcam cannot read.
-inline constexpr int kPartitionSchemaVersion = 9;
+// Version 10: the index may have one column (attrs_codec.h), which an
+// older dashcam would write and read wrongly.
+inline constexpr int kPartitionSchemaVersion = 10;
 inline constexpr const char* kKeywordFieldsMeta = "keyword_fields";
 inline constexpr const char* kNumberRangesMeta = "number_ranges";
 inline constexpr const char* kNamesMeta = "names";
@@ -146,6 +151,9 @@ struct PartitionOptions {
   // and whose Record::stored_source it accepts. Default: null, none. Must
   // outlive the PartitionWriter.
   SharedDictionaries* shared_dictionaries = nullptr;
+  // Tests only: a file created now gets the two-column index of files
+  // made before version 10 (attrs_codec.h), as an older dashcam made it.
+  bool test_two_column_index = false;
 };
 
 class PartitionWriter {
@@ -191,6 +199,7 @@ class PartitionWriter {
   Status ApplyTestQuota();
   Status Prepare();
   Status LoadNamesMeta();
+  Status PrepareIndexInsert();
   Status BindName(int column, std::string_view name);
   Status StoreVocabulary();
   Result<EventKey> NextKey(TimeMs ts);
@@ -223,7 +232,8 @@ class PartitionWriter {
   std::string test_quota_file_;
   Stmt mark_late_, insert_event_, insert_fts_, max_key_, find_doc_, delete_event_, insert_replaced_,
       insert_vocab_, add_level_second_, add_level_minute_, add_group_, insert_dict_, widen_numbers_;
-  bool names_by_id_ = false;  // the file stores level and idx as names ids
+  bool names_by_id_ = false;       // the file stores level and idx as names ids
+  bool one_column_index_ = false;  // what insert_fts_ was prepared for
   NameIds name_ids_;
   Status LoadHighestKey();
   Status LoadDictionary();
@@ -288,8 +298,13 @@ enum class KeyEnd { kOldest, kNewest };
 Result<std::optional<EventKey>> EndKey(PartitionReader& reader, KeyEnd end);
 
 // Creates the FTS5 index table `name` as the schema's `fts` is made, with
-// its settings. Runs in the caller's transaction.
-Status CreateFtsTable(Db& db, std::string_view name);
+// its settings: one column (attrs_codec.h), or with `two_columns` as before
+// version 10 (tests make such files). Runs in the caller's transaction.
+Status CreateFtsTable(Db& db, std::string_view name, bool two_columns = false);
+
+// Whether the file's `fts` has one column (attrs_codec.h), not the two
+// (message, attrs) of files made before version 10.
+Result<bool> FtsHasOneColumn(Db& db);
 
 // Creates table `name` as the schema's `events` is made, without its index
 // (kEventsDocIdIndexSql). Runs in the caller's transaction.
@@ -298,7 +313,7 @@ inline constexpr const char* kEventsDocIdIndexSql =
     "CREATE UNIQUE INDEX events_doc_id ON events(doc_id) WHERE doc_id IS NOT NULL";
 
 // Creates the schema if missing, upgrades an older one; checks user_version.
-Status InitPartitionSchema(Db& db, std::int64_t day);
+Status InitPartitionSchema(Db& db, std::int64_t day, bool two_column_index = false);
 
 // Opens the partition file at `path` for writing just long enough to bring
 // its schema up to date (a no-op for a current one).

@@ -61,9 +61,8 @@ class DocumentIndexer {
       if (!copy.ok()) return copy.status();
       copy_ = std::move(*copy);
     }
-    auto insert =
-        db_.Prepare(fmt::format("INSERT INTO {}(rowid, message, attrs) VALUES(?1, ?2, ?3)", table_),
-                    /*persistent=*/true);
+    auto insert = db_.Prepare(fmt::format("INSERT INTO {}(rowid, message) VALUES(?1, ?2)", table_),
+                              /*persistent=*/true);
     if (!insert.ok()) return insert.status();
     insert_ = std::move(*insert);
     if (docnos_.empty()) return Status::Ok();
@@ -102,10 +101,8 @@ class DocumentIndexer {
       return Status::Internal(
           fmt::format("event {} cannot be read again: {}", FormatEventKey(key), s.message()));
     }
-    message_.clear();
-    EncodeMessage(view_.message.value_or(std::string()), message_);
-    attrs_.clear();
-    EncodeAttrs(view_.fields, index, attrs_);
+    text_.clear();
+    EncodeIndexedEvent(view_.message.value_or(std::string()), view_.fields, index, text_);
     std::int64_t rowid = key;
     if (!docnos_.empty()) {
       rowid = ++docno_;
@@ -116,8 +113,7 @@ class DocumentIndexer {
       if (rc != SQLITE_DONE) return db_.Check(rc, "number the event");
     }
     insert_.Bind(1, rowid);
-    insert_.BindStatic(2, message_);
-    insert_.BindStatic(3, attrs_);
+    insert_.BindStatic(2, text_);
     const int rc = insert_.Step();
     insert_.Reset();
     return rc == SQLITE_DONE ? Status::Ok() : db_.Check(rc, "insert into the new index");
@@ -146,7 +142,7 @@ class DocumentIndexer {
   std::int64_t docno_ = 0;
   DocumentReader reader_{kStoredDocuments};
   DocumentView view_;
-  std::string message_, attrs_;
+  std::string text_;
   EventKey next_after_ = -1;
 };
 
@@ -295,6 +291,9 @@ Result<bool> NeedsReindex(Db& db) {
   if (!stmt.ok()) return stmt.status();
   if (stmt->Step() != SQLITE_ROW) return db.Check(stmt->Reset(), "read meta");
   if (stmt->Int(0) < 2) return true;
+  auto one_column = FtsHasOneColumn(db);
+  if (!one_column.ok()) return one_column.status();
+  if (!*one_column) return true;
   auto rowids = ReadRowidLayout(db);
   if (!rowids.ok()) return rowids.status();
   auto encoded = SourcesEncoded(db);

@@ -1,15 +1,18 @@
 // Re-indexing a past day's partition from its stored documents.
 //
-// An event's index entry is what its writer fed FTS5: EncodeMessage of the
-// Record's message and EncodeAttrs of its fields and index name
-// (PartitionWriter), and a Record's message and fields are what
+// An event's index entry is what its writer fed FTS5: EncodeIndexedEvent of
+// the Record's message, fields and index name (PartitionWriter; before
+// version 10, EncodeMessage and EncodeAttrs in two columns), and a Record's
+// message and fields are what
 // DocumentReader reads from its source (record.h). So the index can be made
 // again from the `events` table alone, under today's rules: a term for every
 // value of an indexed field (meta "field_terms") and today's keyword fields
 // (meta "keyword_fields"). A file written by an older dashcam
 // (NeedsReindex) then gets today's query plans: `_exists_` from the index,
 // keyword values as one term without a row check. The entries that replaced
-// events left stale are gone as well.
+// events left stale are gone as well. The new index always has one column
+// (attrs_codec.h), so a day of an older version's two columns is re-indexed
+// too.
 //
 // A day whose keys lie far above any count (every day but 1970-01-01's) is
 // also numbered: its index's rowids become docnos 1..N in key order, with

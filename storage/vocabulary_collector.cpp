@@ -115,7 +115,7 @@ Status BackfillVocabulary(Db& db, std::string_view fts_table) {
     if (!scan.ok()) return scan.status();
     int rc = SQLITE_DONE;
     while (status.ok() && (rc = scan->Step()) == SQLITE_ROW) {
-      const std::string_view term = scan->Text(0);
+      const std::string_view term = UnledTerm(scan->Text(0));
       if (!IsExpandableTerm(term)) continue;
       insert->Bind(1, term);
       const int irc = insert->Step();

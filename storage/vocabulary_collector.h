@@ -62,8 +62,9 @@ bool IsExpandableTerm(std::string_view term);
 
 // Fills the vocab table of a partition written before it existed, from the
 // FTS index `fts_table` (one fts5vocab scan: seconds per million events,
-// once; a re-index adds the terms of its new index the same way). Runs
-// inside the caller's transaction.
+// once; a re-index adds the terms of its new index the same way), spelled
+// without the one-column index's lead (UnledTerm). Runs inside the caller's
+// transaction.
 Status BackfillVocabulary(Db& db, std::string_view fts_table = "fts");
 
 }  // namespace dashcam::storage

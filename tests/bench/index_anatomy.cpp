@@ -24,8 +24,10 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "storage/attrs_codec.h"
 #include "storage/fts_tokenizer.h"
 #include "storage/partition_compaction.h"
 #include "storage/sqlite_db.h"
@@ -48,12 +50,13 @@ struct FieldTerms {
   long long terms = 0, single_doc_terms = 0, pairs = 0;
 };
 
-// The field an index term belongs to: its name before 0x1F, else the
-// message ("(message)").
-std::string FieldOf(const std::string& term) {
+// The field an index term belongs to: its name before 0x1F (after the
+// one-column index's lead), else the message ("(message)").
+std::string FieldOf(const std::string& led_term) {
+  const std::string_view term = dashcam::storage::UnledTerm(led_term);
   const auto sep = term.find('\x1f');
   if (sep == std::string::npos) return "(message)";
-  std::string field = term.substr(0, sep);
+  std::string field(term.substr(0, sep));
   if (sep + 1 < term.size() && term[sep + 1] == '#') field += " (number)";
   return field;
 }

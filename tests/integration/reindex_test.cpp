@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
 
+#include "storage/partition.h"
 #include "storage/partition_compaction.h"
 #include "storage/partition_reindex.h"
 #include "storage/time_format.h"
@@ -289,7 +290,8 @@ TEST(ReindexTest, ADayAnOlderVersionIndexedIsIndexedAgainWhenCompactedAndAnswers
   const std::string data = dir.path() + "/data";
   std::string path;
   {
-    TestServer server(data, {"--compact-after", "off"});
+    // An older dashcam's index had two columns (attrs_codec.h).
+    TestServer server(data, {"--compact-after", "off", "--test-two-column-index"});
     ASSERT_TRUE(server.Start()) << server.error();
     HttpClient client("127.0.0.1", server.port());
     IngestEverything(client);
@@ -303,6 +305,8 @@ TEST(ReindexTest, ADayAnOlderVersionIndexedIsIndexedAgainWhenCompactedAndAnswers
   {
     storage::Db db;
     ASSERT_TRUE(storage::OpenForCompaction(path, db).ok());
+    auto one_column = storage::FtsHasOneColumn(db);
+    ASSERT_TRUE(one_column.ok() && !*one_column);
     ASSERT_TRUE(db.Exec("DELETE FROM meta WHERE key = 'field_terms'; UPDATE meta SET value = "
                         "'_index,host.name' WHERE key = 'keyword_fields'")
                     .ok());
@@ -333,6 +337,9 @@ TEST(ReindexTest, ADayAnOlderVersionIndexedIsIndexedAgainWhenCompactedAndAnswers
   storage::Db db;
   ASSERT_TRUE(storage::OpenForCompaction(path, db).ok());
   EXPECT_EQ(Scalar(db, "SELECT count(*) FROM meta WHERE key = 'field_terms' AND value = 'all'"), 1);
+  auto one_column = storage::FtsHasOneColumn(db);
+  ASSERT_TRUE(one_column.ok());
+  EXPECT_TRUE(*one_column);
   auto due = storage::NeedsReindex(db);
   ASSERT_TRUE(due.ok());
   EXPECT_FALSE(*due);

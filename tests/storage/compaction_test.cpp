@@ -107,10 +107,15 @@ bool ReindexDue(Db& db) {
 
 class CompactionTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { OpenStore(/*two_column_index=*/false); }
+
+  // `two_column_index`: new files as a dashcam before version 10 made them.
+  void OpenStore(bool two_column_index) {
+    store_.reset();
     SqliteStoreOptions opts;
     opts.data_dir = DataDir();
     opts.writer.partition.sync = SyncMode::kNormal;
+    opts.writer.partition.test_two_column_index = two_column_index;
     opts.now = [] { return kNow; };
     opts.compaction.enabled = false;  // each test runs its own Compactor
     auto s = SqliteStore::Open(std::move(opts), log_);
@@ -409,6 +414,50 @@ TEST_F(CompactionTest, AnOlderDayIsReindexedWhenThereIsRoomForItsNewIndex) {
   const FileFacts after = Facts(PastPath());
   EXPECT_EQ(after.integrity, "ok");
   EXPECT_TRUE(after.fully_merged);
+}
+
+// Whether the file at `path` has the one-column index of version 10.
+bool OneColumn(const std::string& path) {
+  Db db;
+  EXPECT_TRUE(OpenForCompaction(path, db).ok());
+  auto one = FtsHasOneColumn(db);
+  EXPECT_TRUE(one.ok()) << one.status().ToString();
+  return one.ok() && *one;
+}
+
+// A day of an older version's two-column index is re-indexed into one
+// column, and the writer that had it open goes on writing late events into
+// the new index.
+TEST_F(CompactionTest, AnOlderVersionsTwoColumnDayGetsOneColumnAndItsWriterFollows) {
+  OpenStore(/*two_column_index=*/true);
+  AppendEvents(kPastDay, 0, 1'500, 300, /*json=*/true);
+  ASSERT_FALSE(OneColumn(PastPath()));
+  {
+    Db db;
+    ASSERT_TRUE(OpenForCompaction(PastPath(), db).ok());
+    ASSERT_TRUE(ReindexDue(db));
+  }
+  ASSERT_TRUE(set_.Discover().ok());
+  const Answers answers = Probe();
+  Compactor compactor(
+      Policy(1000, 2000), set_, [] { return kNow; }, log_, nullptr);
+  EXPECT_EQ(compactor.CheckNow(), 1u);
+  ASSERT_TRUE(compactor.Status().last);
+  EXPECT_EQ(compactor.Status().last->result.reindexed_events, 1'500u);
+  EXPECT_TRUE(OneColumn(PastPath()));
+  EXPECT_EQ(Probe(), answers);
+  {
+    Db db;
+    ASSERT_TRUE(OpenForCompaction(PastPath(), db).ok());
+    EXPECT_FALSE(ReindexDue(db));
+  }
+  // The store's writer opened the day before the swap.
+  Append({JsonEvent(kPastDay, 9'000)});
+  EXPECT_EQ(Find({"9000"}).first, 1u);
+  EXPECT_EQ(Find({"9000"}, "user4").first, 1u);
+  EXPECT_EQ(Find({"9000"}, "user5").first, 0u);
+  const FileFacts after = Facts(PastPath());
+  EXPECT_EQ(after.integrity, "ok");
 }
 
 // Every event's columns with its document as JSON text, in key order, read

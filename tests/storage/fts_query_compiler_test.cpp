@@ -228,9 +228,12 @@ Node Leaf(NodeKind kind, std::string field, std::string text, unsigned distance 
   t.distance = distance;
   return Node::MakeLeaf(kind, std::move(t), 7);
 }
-// The FTS5 string of a raw index term.
+// The FTS5 string of a raw index term, and of a raw field term.
 std::string R(const std::string& term) {
   return "\"\x03" + term + "\"";
+}
+std::string RF(const std::string& term) {
+  return "\"\x04" + term + "\"";
 }
 std::string Check(int param) {
   return "dc_match(dc_source(e.source), dc_name(e.idx), ?" + std::to_string(param) + ")";
@@ -562,7 +565,7 @@ class FakeShares : public FakeTerms {
 // and the field is rare in the partition; otherwise it reads rows.
 TEST(FtsQueryCompilerTest, ExistsOfARareFieldIsAnsweredByTheIndex) {
   const Node exists = Node::MakeExists("insight.xid", 0);
-  const std::string terms = "(" + R("insight.xid\x1f") + " * OR " + R("insight.xid.") + " *)";
+  const std::string terms = "(" + RF("insight.xid\x1f") + " * OR " + RF("insight.xid.") + " *)";
   CompileOptions with_terms;
   with_terms.field_terms = true;
   FakeShares rare(0.01), common(0.5);

@@ -81,9 +81,18 @@ class QueryLanguageStoreTest : public ::testing::Test {
     SqliteStoreOptions opts;
     opts.data_dir = dir_.path() + "/data";
     opts.writer.partition.sync = SyncMode::kNormal;
+    opts.writer.partition.test_two_column_index = two_column_index_;
     auto s = SqliteStore::Open(std::move(opts), log_);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     store_ = std::move(*s);
+  }
+
+  // The store again, making files as a dashcam before version 10 did (a
+  // two-column index: attrs_codec.h).
+  void AsAnOlderVersion() {
+    store_.reset();
+    two_column_index_ = true;
+    SetUp();
   }
 
   // Appends and remembers each event (with the id it got) for the evaluator.
@@ -175,8 +184,12 @@ class QueryLanguageStoreTest : public ::testing::Test {
     }
   }
 
+  void KeywordFieldsMatchWholeValues(bool older);
+  void MessageAndFieldsStayApart(bool older);
+
   dashcam::testing::TempDir dir_;
   Log log_ = Log::Null();
+  bool two_column_index_ = false;
   std::unique_ptr<SqliteStore> store_;
   std::vector<std::pair<Record, std::string>> events_;
   std::vector<DocumentView> views_;  // of events_, for Expected
@@ -305,6 +318,56 @@ TEST_F(QueryLanguageStoreTest, FuzzyAndProximity) {
             (Names{"CUDA out of memory", "out of the cuda memory"}));
 }
 
+// A message prefix or word never reaches a field's terms, nor a field's
+// query the message: in a two-column index by the column, in the one column
+// of version 10 by the spelling of field terms (attrs_codec.h).
+void QueryLanguageStoreTest::MessageAndFieldsStayApart(bool older) {
+  if (older) AsAnOlderVersion();
+  AddJson(Ev("loss spike", R"(,"log":{"level":"ERROR"},"gpu_id":3,"cuda_version":"12.1")"));
+  AddJson(Ev("gpu fell off the bus", R"(,"log":{"level":"INFO"})"));
+  AddJson(Ev("cudnn failure log"));
+  {
+    Db db;
+    ASSERT_TRUE(db.Open(dir_.path() + "/data/2026-11-29.db", SQLITE_OPEN_READONLY).ok());
+    ASSERT_TRUE(RegisterFtsTokenizer(db.get()).ok());
+    auto one_column = FtsHasOneColumn(db);
+    ASSERT_TRUE(one_column.ok()) << one_column.status().ToString();
+    EXPECT_EQ(*one_column, !older);
+  }
+  const struct {
+    Node q;
+    Names want;
+  } cases[] = {
+      {LangTerm("", "lo", true), {"cudnn failure log", "loss spike"}},
+      {LangTerm("", "gp", true), {"gpu fell off the bus"}},
+      {LangTerm("", "cud", true), {"cudnn failure log"}},
+      {LangTerm("", "log"), {"cudnn failure log"}},
+      {LangTerm("", "error"), {}},
+      {LangLeaf(NodeKind::kWildcard, "", "l?s*"), {"loss spike"}},
+      {LangLeaf(NodeKind::kWildcard, "", "*u*"), {"cudnn failure log", "gpu fell off the bus"}},
+      {LangTerm("log.level", "error"), {"loss spike"}},
+      {LangTerm("log.level", "e", true), {"loss spike"}},
+      {LangTerm("cuda_version", "12.1"), {"loss spike"}},
+      {LangTerm("gpu_id", "3"), {"loss spike"}},
+      {LangTerm("gpu_id", "loss"), {}},
+      {Node::MakeExists("log", 0), {"gpu fell off the bus", "loss spike"}},
+      {LangLeaf(NodeKind::kWildcard, "log.level", "in*"), {"gpu fell off the bus"}},
+      {LangLeaf(NodeKind::kNear, "", "spike loss", 1), {"loss spike"}},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(Find(c.q), c.want) << query::DebugString(c.q);
+    ExpectRowMatcherAnswer(c.q);
+  }
+}
+
+TEST_F(QueryLanguageStoreTest, MessageAndFieldsStayApart) {
+  MessageAndFieldsStayApart(/*older=*/false);
+}
+
+TEST_F(QueryLanguageStoreTest, MessageAndFieldsStayApartInAnOlderVersionsFile) {
+  MessageAndFieldsStayApart(/*older=*/true);
+}
+
 TEST_F(QueryLanguageStoreTest, MetaFields) {
   AddJson(Ev("one"), "filebeat-8.17.0-2026.11.29");
   AddJson(Ev("two"), "app-logs", "my-doc-1");
@@ -415,7 +478,10 @@ TEST_F(QueryLanguageStoreTest, HostileTextIsMatchedLiterally) {
 // run.id is a keyword field (attrs_codec.h): whole values, case kept, in
 // a new partition and in one written before keyword fields (whose older
 // events index the value as text).
-TEST_F(QueryLanguageStoreTest, KeywordFieldsMatchWholeValues) {
+// `older`: in a file of an older version (two columns), which then loses
+// its keyword list and gains an event indexed so.
+void QueryLanguageStoreTest::KeywordFieldsMatchWholeValues(bool older) {
+  if (older) AsAnOlderVersion();
   const std::string long_a = std::string(300, 'x') + "-a", long_b = std::string(300, 'x') + "-b";
   AddJson(Ev("one", R"(,"run":{"id":"r-42"})"));
   AddJson(Ev("two", R"(,"run":{"id":"r-42-b"})"));
@@ -481,6 +547,7 @@ TEST_F(QueryLanguageStoreTest, KeywordFieldsMatchWholeValues) {
     EXPECT_EQ(ids, Expected(c.q)) << "RowMatcher disagrees: " << query::DebugString(c.q);
   }
 
+  if (!older) return;
   // The same partition as an older version left it: no keyword list, and
   // one more event whose run.id is indexed as text.
   store_.reset();
@@ -517,6 +584,14 @@ TEST_F(QueryLanguageStoreTest, KeywordFieldsMatchWholeValues) {
   EXPECT_EQ(Find(LangTerm("_index", "lo", true)), everyone);
   EXPECT_EQ(Find(LangLeaf(NodeKind::kWildcard, "_index", "l*s")), everyone);
   EXPECT_EQ(Find(LangTerm("_index", "log")), Names{});
+}
+
+TEST_F(QueryLanguageStoreTest, KeywordFieldsMatchWholeValues) {
+  KeywordFieldsMatchWholeValues(/*older=*/false);
+}
+
+TEST_F(QueryLanguageStoreTest, KeywordFieldsMatchWholeValuesInAnOlderVersionsFile) {
+  KeywordFieldsMatchWholeValues(/*older=*/true);
 }
 
 // A fleet may run more runs in a day than a wildcard may expand to: on a
@@ -564,6 +639,7 @@ TEST_F(QueryLanguageStoreTest, APartitionTellsHowCommonALeafIsAndHowManyEventsAR
 }
 
 TEST_F(QueryLanguageStoreTest, OlderPartitionsGetAVocabulary) {
+  AsAnOlderVersion();  // a version 1 file had two columns
   AddJson(Ev("alpha beta"));
   store_.reset();
   const std::string path = dir_.path() + "/data/2026-11-29.db";
