@@ -233,7 +233,8 @@ std::string Quoted(std::string_view term, bool replay) {
   if (replay) {
     AppendToken(text, term, false);
   } else {
-    text = dashcam::storage::EncodeRawTerm(term);
+    // The index's tokenizer leads a field term again where the table does.
+    text = dashcam::storage::EncodeRawTerm(dashcam::storage::UnledTerm(term));
   }
   return dashcam::storage::QuoteFtsString(text);
 }
@@ -255,6 +256,10 @@ std::vector<std::string> TermsOf(std::string_view word, const IndexDump& dump) {
     const std::string prefix = field + dashcam::storage::kNameSeparator;
     candidates = {dashcam::storage::KeywordTerm(field, value), prefix + Lower(value),
                   prefix + dashcam::storage::kNumberMark + value};
+    for (std::size_t i = 0, n = candidates.size(); i < n;
+         ++i) {  // as a one-column index holds them
+      candidates.push_back(dashcam::storage::kFieldTermLead + candidates[i]);
+    }
   }
   std::vector<std::string> held;
   for (std::string& c : candidates) {
