@@ -297,8 +297,9 @@ std::variant<Config, ExitNow> ParseCommandLine(int argc, char** argv) {
       ->group("");  // tests only
   app.add_option("--test-day-dictionary-events", c.test_day_dictionary_events)
       ->check(CLI::PositiveNumber)
-      ->group("");                                                              // tests only
-  app.add_flag("--test-two-column-index", c.test_two_column_index)->group("");  // tests only
+      ->group("");  // tests only
+  // Tests only: new day files as a dashcam before version 10 made them.
+  app.add_flag("--test-two-column-index", c.test_two_column_index)->group("");
   // Tests only: simulates a full disk (Config::test_disk_quota_file).
   app.add_option("--test-disk-quota-file", c.test_disk_quota_file)->group("");
   try {

@@ -256,8 +256,8 @@ std::vector<std::string> TermsOf(std::string_view word, const IndexDump& dump) {
     const std::string prefix = field + dashcam::storage::kNameSeparator;
     candidates = {dashcam::storage::KeywordTerm(field, value), prefix + Lower(value),
                   prefix + dashcam::storage::kNumberMark + value};
-    for (std::size_t i = 0, n = candidates.size(); i < n;
-         ++i) {  // as a one-column index holds them
+    // The same, as a one-column index spells them.
+    for (std::size_t i = 0, n = candidates.size(); i < n; ++i) {
       candidates.push_back(dashcam::storage::kFieldTermLead + candidates[i]);
     }
   }
