@@ -21,6 +21,9 @@ struct CompactionSteps {
   // encoded anew with a dictionary trained on the whole day (source_codec.h);
   // below, the dictionary's 32 KiB outweigh what it saves.
   std::uint64_t day_dictionary_events = 10000;
+  // Tests only: a numbering keeps the docnos' keys in table `docnos`, a row
+  // each, as a dashcam before version 11 did (docno_keys.h).
+  bool test_docnos_table = false;
 };
 
 // What compacting one partition did.

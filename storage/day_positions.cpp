@@ -30,8 +30,8 @@ Result<std::int64_t> PositionOf(PartitionReader& reader, const CompiledQuery& q,
 
 Status KeysAt(PartitionReader& reader, const CompiledQuery& q, std::vector<EventKey>& positions) {
   if (!ReadsDocnos(q) || positions.empty()) return Status::Ok();
-  auto stmt = reader.Statement(
-      fmt::format("SELECT key FROM docnos WHERE docno = ?1 AND {}", RowidsGuardSql(q.rowids)));
+  auto stmt =
+      reader.Statement(fmt::format("{} AND {}", KeyOfDocnoSql(q.rowids), RowidsGuardSql(q.rowids)));
   if (!stmt.ok()) return stmt.status();
   for (EventKey& p : positions) {
     (*stmt)->Bind(1, p);

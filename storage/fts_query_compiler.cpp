@@ -190,11 +190,11 @@ class Compiler {
   // The keys of the index's matches of `fts` (rowid_layout.h).
   std::string InFts(std::string fts) {
     const RowidLayout& rowids = options_.rowids;
-    const char* keys = !rowids.dense() ? "rowid FROM fts"
-                       : rowids.late
-                           ? "coalesce(d.key, fts.rowid) FROM fts LEFT JOIN docnos AS d ON "
-                             "d.docno = fts.rowid"
-                           : "d.key FROM fts CROSS JOIN docnos AS d ON d.docno = fts.rowid";
+    std::string keys = "rowid FROM fts";
+    if (rowids.dense()) {
+      const DocnoKeySql docno = KeyOfDocno(rowids, rowids.late);
+      keys = fmt::format("{} FROM fts {}", docno.key, docno.join);
+    }
     return fmt::format("e.key IN (SELECT {} WHERE fts MATCH ?{})", keys, Param(std::move(fts)));
   }
   int Param(std::variant<std::string, std::int64_t, const query::Node*> v) {

@@ -6,7 +6,7 @@
 // so "newest first" is a reverse walk of the rowid B-tree or FTS5 doclist, a
 // time range is a rowid range, and the key alone names the partition.
 //
-// Schema (user_version 8; older files are upgraded when opened for writing,
+// Schema (user_version 11; older files are upgraded when opened for writing,
 // which SqliteStore::Open does for every partition: `vocab` is built from the
 // FTS index, the level counts from the events table, and `groups`, `dicts`,
 // `number_ranges` and `names` start empty since older events have no group,
@@ -25,8 +25,10 @@
 //       A re-index of a past day makes the one column (partition_reindex.h).
 //       Its rowids are keys, unless meta "rowids" says a re-index numbered
 //       the events 1..N (rowid_layout.h).
-//   docnos(docno INTEGER PRIMARY KEY, key INTEGER): with meta "rowids", the
-//       key of each numbered event.
+//   docno_keys(block INTEGER PRIMARY KEY, first INTEGER, keys BLOB): with
+//       meta "rowids", the keys of the numbered events, in blocks
+//       (docno_keys.h); in a file numbered before version 11,
+//       docnos(docno INTEGER PRIMARY KEY, key INTEGER), a row each.
 //   replaced(key INTEGER PRIMARY KEY): keys whose events row was replaced by a
 //       newer event with the same doc_id; their FTS entries are stale and are
 //       excluded from counts. Keys are never reused.
@@ -43,8 +45,9 @@
 //       "field_terms" = "all" when the file was created indexing a term for
 //       every value of an indexed field, a value of no tokens included
 //       (attrs_codec.h): a field exists exactly where one of its terms is.
-//       "rowids" = "docnos:N:G" or "late:N:G" when a re-index numbered the
-//       index's rowids (rowid_layout.h); absent: they are keys.
+//       "rowids" = "docnos:N:G:blocks" or "late:N:G:blocks" when a re-index
+//       numbered the index's rowids (rowid_layout.h; without ":blocks"
+//       before version 11); absent: they are keys.
 //   vocab(term TEXT PRIMARY KEY) WITHOUT ROWID: every index term wildcard
 //       and fuzzy queries expand to (vocabulary.h), filled as events are
 //       written, in the same transaction.
@@ -126,7 +129,9 @@ inline constexpr const char* kSecureDeleteFast = "PRAGMA secure_delete=FAST";
 // which an older dashcam cannot read.
 // Version 10: the index may have one column (attrs_codec.h), which an
 // older dashcam would write and read wrongly.
-inline constexpr int kPartitionSchemaVersion = 10;
+// Version 11: a numbered day's keys may be in docno_keys (docno_keys.h),
+// which an older dashcam cannot read.
+inline constexpr int kPartitionSchemaVersion = 11;
 inline constexpr const char* kKeywordFieldsMeta = "keyword_fields";
 inline constexpr const char* kNumberRangesMeta = "number_ranges";
 inline constexpr const char* kNamesMeta = "names";

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "storage/attrs_codec.h"
+#include "storage/docno_keys.h"
 #include "storage/document_reader.h"
 #include "storage/partition.h"
 #include "storage/source_codec.h"
@@ -36,15 +37,28 @@ Status InTransaction(Db& db, Body&& body) {
   return s;
 }
 
+// The docnos table of a file numbered before version 11, a row each
+// (docno_keys.h), made only for CompactionSteps::test_docnos_table.
+std::string DocnosTableSql(std::string_view table) {
+  return fmt::format("CREATE TABLE {}(docno INTEGER PRIMARY KEY, key INTEGER NOT NULL)", table);
+}
+
 // Indexes events one step at a time: those past the last key indexed.
 class DocumentIndexer {
  public:
-  // `docnos`: the table to number the events in (rowid_layout.h); empty:
-  // the rowids are keys. `recoder`: copies every event into table
-  // kReindexEventsTable with its document encoded anew; null: none.
-  DocumentIndexer(Db& db, std::string_view table, std::string_view docnos,
+  // `docnos`: the table to number the events in (rowid_layout.h), in
+  // blocks (docno_keys.h) or, with `docnos_table`, a row each as before
+  // version 11; empty: the rowids are keys. `recoder`: copies every event
+  // into table kReindexEventsTable with its document encoded anew; null:
+  // none.
+  DocumentIndexer(Db& db, std::string_view table, std::string_view docnos, bool docnos_table,
                   DayDictionaryEncoder* recoder)
-      : db_(db), table_(table), docnos_(docnos), recoder_(recoder) {}
+      : db_(db),
+        table_(table),
+        docnos_(docnos),
+        recoder_(recoder),
+        blocks_(docnos.empty() || docnos_table ? nullptr
+                                               : std::make_unique<DocnoKeysWriter>(db, docnos)) {}
 
   Status Prepare() {
     auto read = db_.Prepare(
@@ -65,7 +79,7 @@ class DocumentIndexer {
                               /*persistent=*/true);
     if (!insert.ok()) return insert.status();
     insert_ = std::move(*insert);
-    if (docnos_.empty()) return Status::Ok();
+    if (docnos_.empty() || blocks_) return Status::Ok();
     auto number =
         db_.Prepare(fmt::format("INSERT INTO {}(docno, key) VALUES(?1, ?2)", docnos_), true);
     if (!number.ok()) return number.status();
@@ -92,7 +106,7 @@ class DocumentIndexer {
     if (rc != SQLITE_DONE) return db_.Check(rc, "read events");
     *indexed += static_cast<std::uint64_t>(rows);
     *done = rows < n;
-    return Status::Ok();
+    return *done && blocks_ ? blocks_->Finish() : Status::Ok();
   }
 
  private:
@@ -104,7 +118,10 @@ class DocumentIndexer {
     text_.clear();
     EncodeIndexedEvent(view_.message.value_or(std::string()), view_.fields, index, text_);
     std::int64_t rowid = key;
-    if (!docnos_.empty()) {
+    if (blocks_) {
+      rowid = ++docno_;
+      if (Status s = blocks_->Add(key); !s.ok()) return s;
+    } else if (!docnos_.empty()) {
       rowid = ++docno_;
       number_.Bind(1, rowid);
       number_.Bind(2, key);
@@ -138,6 +155,7 @@ class DocumentIndexer {
   Db& db_;
   const std::string table_, docnos_;
   DayDictionaryEncoder* recoder_;
+  std::unique_ptr<DocnoKeysWriter> blocks_;
   Stmt read_, insert_, number_, copy_;
   std::int64_t docno_ = 0;
   DocumentReader reader_{kStoredDocuments};
@@ -188,7 +206,8 @@ Status BuildReindexTable(Db& db, bool number, DayDictionaryEncoder* recoder,
                          const CompactionSteps& steps, const CompactionPace& pace,
                          std::uint64_t* indexed) {
   if (auto s = BuildIndexFromDocuments(db, kReindexTable, steps, pace, indexed,
-                                       number ? kReindexDocnosTable : "", recoder);
+                                       number ? kReindexDocnosTable : "", recoder,
+                                       steps.test_docnos_table);
       !s.ok()) {
     return s;
   }
@@ -298,21 +317,20 @@ Result<bool> NeedsReindex(Db& db) {
   if (!rowids.ok()) return rowids.status();
   auto encoded = SourcesEncoded(db);
   if (!encoded.ok()) return encoded.status();
-  if (rowids->clean() && *encoded) return false;
+  if (rowids->clean() && rowids->blocks && *encoded) return false;
   return CanNumber(db);
 }
 
 Status BuildIndexFromDocuments(Db& db, std::string_view table, const CompactionSteps& steps,
                                const CompactionPace& pace, std::uint64_t* indexed,
-                               std::string_view docnos, DayDictionaryEncoder* recoder) {
+                               std::string_view docnos, DayDictionaryEncoder* recoder,
+                               bool docnos_table) {
   if (auto s = InTransaction(db,
                              [&] {
                                Status s = CreateFtsTable(db, table);
                                if (s.ok() && !docnos.empty()) {
-                                 s =
-                                     db.Exec(fmt::format("CREATE TABLE {}(docno INTEGER PRIMARY "
-                                                         "KEY, key INTEGER NOT NULL)",
-                                                         docnos));
+                                 s = db.Exec(docnos_table ? DocnosTableSql(docnos)
+                                                          : DocnoKeysTableSql(docnos));
                                }
                                if (s.ok() && recoder) {
                                  s = CreateEventsTable(db, kReindexEventsTable);
@@ -322,7 +340,7 @@ Status BuildIndexFromDocuments(Db& db, std::string_view table, const CompactionS
       !s.ok()) {
     return s;
   }
-  DocumentIndexer indexer(db, table, docnos, recoder);
+  DocumentIndexer indexer(db, table, docnos, docnos_table, recoder);
   if (auto s = indexer.Prepare(); !s.ok()) return s;
   for (bool done = false; !done;) {
     const auto t0 = SteadyClock::now();
@@ -362,15 +380,18 @@ Result<ReindexResult> ReindexPartition(Db& db, const CompactionSteps& steps,
     if (!now.ok()) return now.status();
     if (*now != *version) return DropReindexTable(db);
     out.swapped = true;
-    std::string rowids =
-        fmt::format("DROP TABLE IF EXISTS docnos; DELETE FROM meta WHERE key = '{}'", kRowidsMeta);
+    std::string rowids = fmt::format(
+        "DROP TABLE IF EXISTS docnos; DROP TABLE IF EXISTS {}; "
+        "DELETE FROM meta WHERE key = '{}'",
+        kDocnoKeysTable, kRowidsMeta);
     if (*number && out.events > 0) {
       out.numbered = true;
+      const bool blocks = !steps.test_docnos_table;
       rowids = fmt::format(
-          "DROP TABLE IF EXISTS docnos; ALTER TABLE {} RENAME TO docnos; "
+          "DROP TABLE IF EXISTS docnos; DROP TABLE IF EXISTS {}; ALTER TABLE {} RENAME TO {}; "
           "INSERT OR REPLACE INTO meta VALUES('{}', '{}')",
-          kReindexDocnosTable, kRowidsMeta,
-          DocnosMeta(static_cast<std::int64_t>(out.events), before->generation + 1));
+          kDocnoKeysTable, kReindexDocnosTable, blocks ? kDocnoKeysTable : "docnos", kRowidsMeta,
+          DocnosMeta(static_cast<std::int64_t>(out.events), before->generation + 1, blocks));
     }
     std::string sources =
         fmt::format("INSERT OR REPLACE INTO meta VALUES('{}', 'kept')", kSourcesMeta);

@@ -16,9 +16,10 @@
 //
 // A day whose keys lie far above any count (every day but 1970-01-01's) is
 // also numbered: its index's rowids become docnos 1..N in key order, with
-// table `docnos` mapping them back to keys (rowid_layout.h). That halves the
-// index, so NeedsReindex asks it of every past day that is not numbered, or
-// that has been written to since (late).
+// table `docno_keys` holding their keys (docno_keys.h, rowid_layout.h). That
+// halves the index, so NeedsReindex asks it of every past day that is not
+// numbered, that has been written to since (late), or whose keys are in the
+// `docnos` table of a file numbered before version 11.
 //
 // A day of at least CompactionSteps::day_dictionary_events events also has
 // its documents encoded anew (source_codec.h): a dictionary trained on
@@ -33,11 +34,10 @@
 // a bounded number of events in key order, each its own transaction; then
 // FTS5 merge steps into one segment; then its terms go into `vocab`. The
 // writer and the readers go on meanwhile (WAL). Last, one transaction swaps
-// it in: drops `fts` (and `docnos`, `events`), renames the new tables, and records the
-// rules and meta "rowids" in meta. It does so only if no other connection has written to the file
-// since the build began (PRAGMA data_version), since a late event could lack
-// an entry; otherwise the new index is dropped, and the day is re-indexed
-// the next time it is compacted.
+// it in: drops `fts` (and `docnos` or `docno_keys`, `events`), renames the new tables, and records
+// the rules and meta "rowids" in meta. It does so only if no other connection has written to the
+// file since the build began (PRAGMA data_version), since a late event could lack an entry;
+// otherwise the new index is dropped, and the day is re-indexed the next time it is compacted.
 //
 // A reader that compiled its query against the old meta stays right on the
 // new index as far as its rules go, only slower: a keyword field the old
@@ -80,13 +80,14 @@ Result<bool> NeedsReindex(Db& db);
 // false stops with Unavailable, leaving the table as far as it got. Adds to
 // `*indexed` the events indexed. `db` must be open for compaction
 // (OpenForCompaction: it reads documents with dc_source and dc_name). With `docnos` (a table name)
-// the rowids are 1..N in key order, and table `docnos` is made with each one's key; else they are
+// the rowids are 1..N in key order, and table `docnos` is made with each one's key, in blocks
+// (docno_keys.h) or, with `docnos_table`, a row each as before version 11; else they are
 // the keys. With `recoder`, every event is also copied into table
 // kReindexEventsTable (made here), its document encoded by `recoder`.
 Status BuildIndexFromDocuments(Db& db, std::string_view table, const CompactionSteps& steps,
                                const CompactionPace& pace, std::uint64_t* indexed,
                                std::string_view docnos = "",
-                               DayDictionaryEncoder* recoder = nullptr);
+                               DayDictionaryEncoder* recoder = nullptr, bool docnos_table = false);
 
 struct ReindexResult {
   std::uint64_t events = 0;   // indexed anew

@@ -4,11 +4,14 @@
 
 #include <fmt/format.h>
 
+#include "storage/docno_keys.h"
+
 namespace dashcam::storage {
 namespace {
 
 constexpr std::string_view kDocnos = "docnos:";
 constexpr std::string_view kLate = "late:";
+constexpr std::string_view kBlocks = ":blocks";
 
 // "N:G" -> N and G; false when malformed.
 bool ParseCounts(std::string_view s, std::int64_t& n, std::int64_t& g) {
@@ -19,6 +22,13 @@ bool ParseCounts(std::string_view s, std::int64_t& n, std::int64_t& g) {
   auto r2 = std::from_chars(end + 1, s.data() + s.size(), g);
   return r1.ec == std::errc() && r1.ptr == end && r2.ec == std::errc() &&
          r2.ptr == s.data() + s.size() && n > 0 && g > 0;
+}
+
+// "N:G" or "N:G:blocks" -> N, G and whether the keys are in blocks.
+bool ParseNumbering(std::string_view s, RowidLayout& layout) {
+  layout.blocks = s.ends_with(kBlocks);
+  if (layout.blocks) s.remove_suffix(kBlocks.size());
+  return ParseCounts(s, layout.docnos, layout.generation);
 }
 
 // dc_rowids(current, expected): 1 when equal (NULL reads as ''), else the
@@ -39,22 +49,40 @@ void RowidsGuard(sqlite3_context* ctx, int, sqlite3_value** argv) {
 }  // namespace
 
 RowidLayout ParseRowidLayout(std::string_view value) {
-  RowidLayout layout;
-  layout.meta = value;
-  std::int64_t n = 0, g = 0;
-  const bool numbered =
-      value.starts_with(kDocnos) && ParseCounts(value.substr(kDocnos.size()), n, g);
-  const bool late =
-      !numbered && value.starts_with(kLate) && ParseCounts(value.substr(kLate.size()), n, g);
-  if (!numbered && !late) return layout;
-  layout.late = late;
-  layout.docnos = n;
-  layout.generation = g;
-  return layout;
+  RowidLayout parsed;
+  parsed.meta = value;
+  parsed.late = value.starts_with(kLate);
+  const std::string_view prefix = parsed.late ? kLate : kDocnos;
+  if (value.starts_with(prefix) && ParseNumbering(value.substr(prefix.size()), parsed)) {
+    return parsed;
+  }
+  RowidLayout keys;
+  keys.meta = value;
+  return keys;
 }
 
-std::string DocnosMeta(std::int64_t n, std::int64_t generation) {
-  return fmt::format("{}{}:{}", kDocnos, n, generation);
+std::string DocnosMeta(std::int64_t n, std::int64_t generation, bool blocks) {
+  return fmt::format("{}{}:{}{}", kDocnos, n, generation, blocks ? kBlocks : "");
+}
+
+DocnoKeySql KeyOfDocno(const RowidLayout& layout, bool late) {
+  const char* join = late ? "LEFT JOIN" : "CROSS JOIN";
+  if (!layout.blocks) {
+    return {fmt::format("{} docnos AS d ON d.docno = fts.rowid", join),
+            late ? "coalesce(d.key, fts.rowid)" : "d.key"};
+  }
+  // The block's rowid: a lookup, as the docno's was in `docnos`.
+  std::string on = fmt::format("{} {} AS d ON d.block = (fts.rowid - 1) >> {}", join,
+                               kDocnoKeysTable, kDocnoBlockShift);
+  if (!late) return {std::move(on), "dc_docno_key(d.keys, fts.rowid)"};
+  return {fmt::format("{} AND fts.rowid <= {}", on, layout.docnos),
+          "coalesce(dc_docno_key(d.keys, fts.rowid), fts.rowid)"};
+}
+
+std::string KeyOfDocnoSql(const RowidLayout& layout) {
+  if (!layout.blocks) return "SELECT key FROM docnos WHERE docno = ?1";
+  return fmt::format("SELECT dc_docno_key(keys, ?1) FROM {} WHERE block = (?1 - 1) >> {}",
+                     kDocnoKeysTable, kDocnoBlockShift);
 }
 
 std::string MarkLateSql() {
@@ -88,8 +116,21 @@ bool IsRowidsChanged(const Status& s) {
 }
 
 std::string DocnoBoundSql(const RowidLayout& layout, std::string_view key_sql, bool after) {
-  // lower_bound over docnos 1..N: [lo, hi) halves until empty.
   const char* below = after ? "<=" : "<";
+  if (layout.blocks) {
+    // The blocks whose first key is below, counted by halving [lo, hi);
+    // the last of them holds the bound, or docno 1 is it when none is.
+    return fmt::format(
+        "(WITH RECURSIVE b(lo, hi) AS (SELECT 0, {0} UNION ALL "
+        "SELECT CASE WHEN m.first {1} {2} THEN (b.lo + b.hi) / 2 + 1 ELSE b.lo END, "
+        "CASE WHEN m.first {1} {2} THEN b.hi ELSE (b.lo + b.hi) / 2 END "
+        "FROM b JOIN {3} AS m ON m.block = (b.lo + b.hi) / 2 WHERE b.lo < b.hi) "
+        "SELECT coalesce((SELECT dc_docno_bound(k.keys, k.block, {2}, {4}) FROM {3} AS k "
+        "WHERE k.block = (SELECT max(lo) FROM b) - 1), 1))",
+        (layout.docnos + kDocnosPerBlock - 1) / kDocnosPerBlock, below, key_sql, kDocnoKeysTable,
+        after ? 1 : 0);
+  }
+  // lower_bound over docnos 1..N: [lo, hi) halves until empty.
   return fmt::format(
       "(WITH RECURSIVE b(lo, hi) AS (SELECT 1, {0} UNION ALL "
       "SELECT CASE WHEN m.key {1} {2} THEN (b.lo + b.hi) / 2 + 1 ELSE b.lo END, "

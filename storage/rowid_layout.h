@@ -4,9 +4,10 @@
 // by milliseconds << 20, so each posting of the index spends 4-5 bytes on
 // its rowid delta. When a past day is re-indexed at compaction
 // (partition_reindex.h) its events are numbered 1..N in key order instead,
-// "docnos", and `docnos(docno INTEGER PRIMARY KEY, key INTEGER)` maps each
-// back to its key: the index shrinks by about half and every doclist it
-// walks with it (tests/bench/dense_rowids).
+// "docnos", and table `docno_keys` holds each one's key, in blocks
+// (docno_keys.h; before version 11, `docnos(docno INTEGER PRIMARY KEY, key
+// INTEGER)`, a row each): the index shrinks by about half and every
+// doclist it walks with it (tests/bench/dense_rowids).
 //
 // Events written to such a day afterwards ("late": a late shipper, a
 // document sent again by id) go in with rowid = key as ever, far above N.
@@ -15,11 +16,12 @@
 // correct for both kinds of rowid, slower, until the compactor numbers the
 // day again.
 //
-// meta "rowids" holds which: absent (keys), "docnos:N:G" or "late:N:G",
-// where G counts the numberings of the file. A statement compiled for one
-// value must not run on another (the same rowids would mean other events),
-// so every statement that reads the index checks it in its own snapshot:
-// RowidsGuardSql, which fails with kRowidsChanged when it differs.
+// meta "rowids" holds which: absent (keys), "docnos:N:G:blocks" or
+// "late:N:G:blocks", where G counts the numberings of the file; without
+// ":blocks" (a file numbered before version 11) the keys are in `docnos`. A statement compiled for
+// one value must not run on another (the same rowids would mean other events), so every statement
+// that reads the index checks it in its own snapshot: RowidsGuardSql, which fails with
+// kRowidsChanged when it differs.
 #pragma once
 
 #include <sqlite3.h>
@@ -40,6 +42,7 @@ struct RowidLayout {
   std::int64_t docnos = 0;      // N; 0: rowids are keys
   std::int64_t generation = 0;  // G: numberings of the file so far
   bool late = false;            // events written since the numbering
+  bool blocks = false;          // keys in docno_keys; false: in docnos
   std::string meta;             // meta "rowids" as read; "" when absent
 
   bool dense() const { return docnos > 0; }
@@ -50,8 +53,23 @@ struct RowidLayout {
 // understood (a reader then fails its guard rather than misreading).
 RowidLayout ParseRowidLayout(std::string_view value);
 
-// meta "rowids" for a file numbered 1..n for the `generation`th time.
-std::string DocnosMeta(std::int64_t n, std::int64_t generation);
+// meta "rowids" for a file numbered 1..n for the `generation`th time, its
+// keys in docno_keys (`blocks`) or, as before version 11, in docnos.
+std::string DocnosMeta(std::int64_t n, std::int64_t generation, bool blocks = true);
+
+// How a statement reads the key of docno fts.rowid on a numbered day:
+// `join` brings in what holds it as `d`, and `key` is then the key. With
+// `late`, the join is a LEFT JOIN and `key` the rowid itself when that is
+// not a docno (a late event's key).
+struct DocnoKeySql {
+  std::string join;
+  std::string key;
+};
+DocnoKeySql KeyOfDocno(const RowidLayout& layout, bool late);
+
+// A statement reading the key of docno ?1 (no row when there is none),
+// without the guard.
+std::string KeyOfDocnoSql(const RowidLayout& layout);
 
 // The statement a writer runs in every write transaction: marks a numbered
 // file late (a no-op otherwise).
@@ -67,8 +85,8 @@ Status RegisterRowidsGuard(sqlite3* db);
 bool IsRowidsChanged(const Status& s);
 
 // The smallest docno whose key is >= `key_sql` (or > with `after`), as an
-// SQL scalar subquery over `docnos` (a binary search: ~20 lookups); N + 1
-// when none is.
+// SQL scalar subquery (a binary search: ~15 lookups of blocks, or ~20 of
+// `docnos`); N + 1 when none is.
 std::string DocnoBoundSql(const RowidLayout& layout, std::string_view key_sql, bool after);
 
 }  // namespace dashcam::storage

@@ -155,43 +155,41 @@ MatchClause NumberedCandidates(const CompiledQuery& q, Need need, const std::str
         fmt::format("FROM fts WHERE {} AND fts MATCH ?1 AND fts.rowid BETWEEN ?2 AND ?3", guard),
         "fts.rowid", "fts.rowid"};
   }
+  const DocnoKeySql docno = KeyOfDocno(q.rowids, false);
   if (need == Need::kPositions) {
-    return {fmt::format("FROM fts CROSS JOIN docnos AS d ON d.docno = fts.rowid "
-                        "CROSS JOIN events AS e ON e.key = d.key "
+    return {fmt::format("FROM fts {} CROSS JOIN events AS e ON e.key = {} "
                         "WHERE {} AND fts MATCH ?1 AND fts.rowid BETWEEN ?2 AND ?3 AND ({})",
-                        guard, q.where),
+                        docno.join, docno.key, guard, q.where),
             "fts.rowid", "fts.rowid"};
   }
   const std::string range =
       fmt::format("fts.rowid BETWEEN {} AND {} - 1", DocnoBoundSql(q.rowids, "?2", false),
                   DocnoBoundSql(q.rowids, "?3", true));
   if (q.where == "1" && need == Need::kKeys) {
-    return {fmt::format("FROM fts CROSS JOIN docnos AS d ON d.docno = fts.rowid "
-                        "WHERE {} AND fts MATCH ?1 AND {}",
-                        guard, range),
-            "d.key", "fts.rowid"};
+    return {fmt::format("FROM fts {} WHERE {} AND fts MATCH ?1 AND {}", docno.join, guard, range),
+            docno.key, "fts.rowid"};
   }
-  return {fmt::format("FROM fts CROSS JOIN docnos AS d ON d.docno = fts.rowid "
-                      "CROSS JOIN events AS e ON e.key = d.key "
+  // The event's key is the docno's, read once for the join.
+  return {fmt::format("FROM fts {} CROSS JOIN events AS e ON e.key = {} "
                       "WHERE {} AND fts MATCH ?1 AND {} AND ({})",
-                      guard, range, q.where),
-          "d.key", "fts.rowid"};
+                      docno.join, docno.key, guard, range, q.where),
+          "e.key", "fts.rowid"};
 }
 
 MatchClause LateCandidates(const CompiledQuery& q, Need need, const std::string& guard) {
-  constexpr const char* kKey = "coalesce(d.key, fts.rowid)";
+  const DocnoKeySql docno = KeyOfDocno(q.rowids, true);
   if (q.where == "1" && need != Need::kEvents) {
-    return {fmt::format("FROM fts LEFT JOIN docnos AS d ON d.docno = fts.rowid "
-                        "WHERE {0} AND fts MATCH ?1 AND {1} BETWEEN ?2 AND ?3 "
-                        "AND {1} NOT IN (SELECT key FROM replaced)",
-                        guard, kKey),
-            kKey, kKey};
+    return {fmt::format("FROM fts {0} "
+                        "WHERE {1} AND fts MATCH ?1 AND {2} BETWEEN ?2 AND ?3 "
+                        "AND {2} NOT IN (SELECT key FROM replaced)",
+                        docno.join, guard, docno.key),
+            docno.key, docno.key};
   }
-  return {fmt::format("FROM fts LEFT JOIN docnos AS d ON d.docno = fts.rowid "
-                      "CROSS JOIN events AS e ON e.key = {1} "
-                      "WHERE {0} AND fts MATCH ?1 AND {1} BETWEEN ?2 AND ?3 AND ({2})",
-                      guard, kKey, q.where),
-          kKey, kKey};
+  return {fmt::format("FROM fts {0} "
+                      "CROSS JOIN events AS e ON e.key = {2} "
+                      "WHERE {1} AND fts MATCH ?1 AND {2} BETWEEN ?2 AND ?3 AND ({3})",
+                      docno.join, guard, docno.key, q.where),
+          "e.key", "e.key"};
 }
 
 MatchClause Candidates(const CompiledQuery& q, Need need) {

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <re2/re2.h>
 
+#include "storage/docno_keys.h"
 #include "storage/document_reader.h"
 #include "storage/fts_query_compiler.h"
 #include "storage/fts_tokenizer.h"
@@ -833,15 +834,35 @@ class NumberedDaysTest : public QueryLanguageStoreTest {
     std::sort(out.begin(), out.end());
     return out;
   }
-  // Re-indexes every day as the compactor does, numbering its events.
-  void NumberEveryDay() {
+  // Re-indexes every day as the compactor does, numbering its events; with
+  // `docnos_table`, as a dashcam before version 11 did (docno_keys.h).
+  void NumberEveryDay(bool docnos_table = false) {
+    CompactionSteps steps;
+    steps.test_docnos_table = docnos_table;
     for (const std::string& path : DayFiles()) {
       Db db;
       ASSERT_TRUE(OpenForCompaction(path, db).ok()) << path;
-      auto r = ReindexPartition(db, CompactionSteps{}, [](auto) { return true; });
+      auto r = ReindexPartition(db, steps, [](auto) { return true; });
       ASSERT_TRUE(r.ok()) << r.status().ToString();
       EXPECT_TRUE(r->swapped && r->numbered) << path;
     }
+  }
+  // Whether each day's file is due a re-index, and holds table `table`.
+  std::vector<std::pair<bool, bool>> DueAndHolding(const std::string& table) {
+    std::vector<std::pair<bool, bool>> out;
+    for (const std::string& path : DayFiles()) {
+      Db db;
+      EXPECT_TRUE(OpenForCompaction(path, db).ok()) << path;
+      auto due = NeedsReindex(db);
+      EXPECT_TRUE(due.ok()) << due.status().ToString();
+      auto stmt = db.Prepare("SELECT count(*) FROM sqlite_master WHERE name = ?1");
+      EXPECT_TRUE(stmt.ok());
+      if (!due.ok() || !stmt.ok()) return out;
+      stmt->Bind(1, table);
+      EXPECT_EQ(stmt->Step(), SQLITE_ROW);
+      out.emplace_back(*due, stmt->Int(0) == 1);
+    }
+    return out;
   }
   // meta "rowids" of every day.
   std::vector<RowidLayout> Layouts() {
@@ -933,7 +954,7 @@ class NumberedDaysTest : public QueryLanguageStoreTest {
 TEST_F(NumberedDaysTest, NumberedAndLateDaysAnswerWhatTheRowMatcherFinds) {
   Add(Generated(11, 2000, 0));
   NumberEveryDay();
-  for (const RowidLayout& l : Layouts()) EXPECT_TRUE(l.clean()) << l.meta;
+  for (const RowidLayout& l : Layouts()) EXPECT_TRUE(l.clean() && l.blocks) << l.meta;
   ExpectAnswersOfTheRowMatcher(101, 150);
 
   // Late events, and documents sent again: each day is marked late, and
@@ -950,6 +971,34 @@ TEST_F(NumberedDaysTest, NumberedAndLateDaysAnswerWhatTheRowMatcherFinds) {
     EXPECT_EQ(l.generation, 2) << l.meta;
   }
   ExpectAnswersOfTheRowMatcher(103, 150);
+}
+
+// A day numbered by a dashcam before version 11 keeps its keys in table
+// `docnos`, a row each: it is read so, late as well, until compaction
+// numbers it again into blocks.
+TEST_F(NumberedDaysTest, DaysNumberedByAnOlderVersionAreReadAndNumberedAgainInBlocks) {
+  Add(Generated(14, 2000, 0));
+  NumberEveryDay(/*docnos_table=*/true);
+  const auto two_days = std::vector<std::pair<bool, bool>>(2, {true, true});
+  for (const RowidLayout& l : Layouts()) EXPECT_TRUE(l.clean() && !l.blocks) << l.meta;
+  EXPECT_EQ(DueAndHolding("docnos"), two_days);
+  ExpectAnswersOfTheRowMatcher(104, 100);
+
+  Add(Generated(15, 300, 5000));
+  for (int i = 0; i < 2000; i += 100) Replace(i);
+  for (const RowidLayout& l : Layouts()) EXPECT_TRUE(l.late && !l.blocks) << l.meta;
+  ExpectAnswersOfTheRowMatcher(105, 100);
+
+  NumberEveryDay();
+  for (const RowidLayout& l : Layouts()) {
+    EXPECT_TRUE(l.clean() && l.blocks) << l.meta;
+    EXPECT_EQ(l.generation, 2) << l.meta;
+  }
+  const auto not_due = std::vector<std::pair<bool, bool>>(2, {false, false});
+  EXPECT_EQ(DueAndHolding("docnos"), not_due);
+  const auto holding = std::vector<std::pair<bool, bool>>(2, {false, true});
+  EXPECT_EQ(DueAndHolding(kDocnoKeysTable), holding);
+  ExpectAnswersOfTheRowMatcher(106, 100);
 }
 
 TEST_F(NumberedDaysTest, AStatementCompiledForOtherRowidsFailsAndIsNamed) {
