@@ -60,6 +60,8 @@ struct Config {
   std::uint32_t retention_days = 0;         // drop day partitions older than this; 0: keep
   std::uint64_t max_disk_bytes = 0;         // drop the oldest partitions beyond this; 0: no limit
   std::string compact_after = "10m";        // quiet time before a past day is compacted; "off"
+  // "drop": a compacted day's index keeps no positions (storage::CompactionSteps)
+  std::string compacted_positions = "keep";
   bool debug = false;
   int test_commit_delay_ms = 0;                     // hidden: slows every commit (tests)
   std::uint32_t test_retention_check_ms = 60'000;   // hidden: retention's check period

@@ -65,6 +65,7 @@ storage::SqliteStoreOptions StoreOptions(const Config& c, Metrics& metrics) {
   o.writer.partition.test_two_column_index = c.test_two_column_index;
   o.writer.partition.compression.sample_events = c.compress_after;
   o.compaction.steps.day_dictionary_events = c.test_day_dictionary_events;
+  o.compaction.steps.drop_positions = c.compacted_positions == "drop";
   o.writer.metrics = &metrics;
   o.search_helpers = static_cast<unsigned>(c.search_helpers);
   o.helper_thread_start = [nice = c.query_nice] { LowerThisThreadPriority(nice); };
@@ -114,7 +115,8 @@ void LogConfig(const Log& log, const Config& c) {
                         {"queue_bytes", static_cast<std::uint64_t>(c.queue_bytes)},
                         {"retention_days", c.retention_days},
                         {"max_disk_bytes", c.max_disk_bytes},
-                        {"compact_after", c.compact_after}});
+                        {"compact_after", c.compact_after},
+                        {"compacted_positions", c.compacted_positions}});
 }
 
 // The redactor the configuration asks for; null with --no-redaction.

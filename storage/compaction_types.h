@@ -21,6 +21,11 @@ struct CompactionSteps {
   // encoded anew with a dictionary trained on the whole day (source_codec.h);
   // below, the dictionary's 32 KiB outweigh what it saves.
   std::uint64_t day_dictionary_events = 10000;
+  // A numbered day's index keeps no positions (detail=none, rowid_layout.h):
+  // ~62 bytes less an event of the bench's logs; phrases and proximity are
+  // then the AND of their words, checked in each candidate's document
+  // (fts_query_compiler.h), which makes a common phrase ~10x slower.
+  bool drop_positions = false;
   // Tests only: a numbering keeps the docnos' keys in table `docnos`, a row
   // each, as a dashcam before version 11 did (docno_keys.h).
   bool test_docnos_table = false;

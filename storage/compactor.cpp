@@ -112,7 +112,7 @@ std::size_t Compactor::CheckNow() {
 
 Result<std::optional<ReindexResult>> Compactor::ReindexIfDue(const PartitionInfo& p, Db& db,
                                                              const CompactionPace& pace) {
-  auto due = NeedsReindex(db);
+  auto due = NeedsReindex(db, !policy_.steps.drop_positions);
   if (!due.ok()) return due.status();
   if (!*due) return std::optional<ReindexResult>();
   // The file's size: more than its index.

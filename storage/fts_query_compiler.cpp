@@ -40,9 +40,10 @@ constexpr std::size_t kMaxPhraseProduct = 64;
 // A prefix of a message token could also be the start of a field term
 // (`lo*` and `log.level` 0x1F ...) in a two-column index: message prefixes
 // name their column. (In one column, field terms are spelled apart:
-// attrs_codec.h; the filter names the only column.)
-std::string MessagePrefix(std::string phrase) {
-  return "message : " + phrase + " *";
+// attrs_codec.h; the filter names the only column.) An index without
+// positions (always one column) takes no column filter: `positions` false.
+std::string MessagePrefix(std::string phrase, bool positions) {
+  return (positions ? "message : " : "") + phrase + " *";
 }
 
 // `e` (a field term's string form), or also the number the term's text
@@ -54,10 +55,12 @@ std::string OrNumber(const query::Term& t, std::string e) {
   return "(" + e + " OR " + QuoteFtsString(EncodeFieldNumber(t.field, *number)) + ")";
 }
 
-std::string TermExpression(const query::Term& t) {
+// `positions`: the index has them (rowid_layout.h); without, `t` must be
+// a single token (NeedsPositions).
+std::string TermExpression(const query::Term& t, bool positions) {
   if (query::IsMessageField(t.field)) {
     std::string e = QuoteFtsString(EncodeMessagePhrase(t.text));
-    return t.prefix ? MessagePrefix(e) : e;
+    return t.prefix ? MessagePrefix(e, positions) : e;
   }
   std::string e = QuoteFtsString(EncodeFieldPhrase(t.field, t.text));
   if (t.prefix) return e + " *";
@@ -83,11 +86,13 @@ std::string NearExpression(const query::Term& t) {
   return e + ", " + std::to_string(t.distance) + ")";
 }
 
-// A phrase of index terms given as they are: "t1" + "t2" [*].
-std::string RawPhrase(const std::vector<std::string>& terms, bool last_is_prefix) {
+// A phrase of index terms given as they are: "t1" + "t2" [*]; in an index
+// without positions, where FTS5 takes no phrase, what holds them all:
+// "t1" AND "t2" [*] (candidates, never exact).
+std::string RawPhrase(const std::vector<std::string>& terms, bool last_is_prefix, bool positions) {
   std::string e;
   for (const std::string& t : terms) {
-    if (!e.empty()) e += " + ";
+    if (!e.empty()) e += positions ? " + " : " AND ";
     e += QuoteFtsString(EncodeRawTerm(t));
   }
   return last_is_prefix ? e + " *" : e;
@@ -187,6 +192,22 @@ class Compiler {
   std::string RowCheck(const Node& n) {
     return fmt::format("dc_match(dc_source(e.source), dc_name(e.idx), ?{})", Param(&n));
   }
+  // The row check of `n`, behind its candidates unless they drive already.
+  std::string CheckedLeaf(const Node& n, const Fts& candidates, bool candidates_driven) {
+    if (candidates_driven || !candidates) return RowCheck(n);
+    std::string in = InFts(*candidates);
+    return "(" + in + " AND " + RowCheck(n) + ")";
+  }
+  // Whether the index holds positions (rowid_layout.h).
+  bool has_positions() const { return options_.rowids.positions; }
+  // A phrase (a text leaf of several tokens) or proximity leaf on an index
+  // without positions: FTS5 finds the events holding every token
+  // (TokensAllOf), the row check the rest.
+  bool NeedsPositions(const Node& n) const;
+  Fts TokensAllOf(const Node& n) const;
+  // A field's text value as a phrase of its field terms, or all of them
+  // without positions; `prefix`: the last is a prefix.
+  std::string FieldText(const std::string& field, std::string_view text, bool prefix) const;
   // The keys of the index's matches of `fts` (rowid_layout.h).
   std::string InFts(std::string fts) {
     const RowidLayout& rowids = options_.rowids;
@@ -247,6 +268,51 @@ std::function<bool(std::string_view)> ForField(std::string prefix,
   };
 }
 
+bool Compiler::NeedsPositions(const Node& n) const {
+  if (has_positions()) return false;
+  if (n.kind == NodeKind::kNear) return true;
+  if (n.kind != NodeKind::kTerm || n.term.field == query::kIdField || Unindexed(n.term) ||
+      Keyword(n.term)) {
+    return false;
+  }
+  return TextTokenizer::TokenizeToVector(n.term.text).size() > 1;
+}
+
+Fts Compiler::TokensAllOf(const Node& n) const {
+  std::vector<std::string> parts;
+  if (n.kind == NodeKind::kNear) {
+    for (std::string_view word : query::NearWords(n.term.text)) {
+      for (const std::string& token : TextTokenizer::TokenizeToVector(word)) {
+        parts.push_back(QuoteFtsString(EncodeMessagePhrase(token)));
+      }
+    }
+  } else if (!query::IsMessageField(n.term.field)) {
+    // A number's text is several tokens ("0.6298"), its value one term.
+    return OrNumber(n.term, FieldText(n.term.field, n.term.text, n.term.prefix));
+  } else {
+    const std::vector<std::string> tokens = TextTokenizer::TokenizeToVector(n.term.text);
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      std::string e = QuoteFtsString(EncodeMessagePhrase(tokens[i]));
+      parts.push_back(n.term.prefix && i + 1 == tokens.size() ? MessagePrefix(e, false) : e);
+    }
+  }
+  if (parts.empty()) return NeverMatchingFts();
+  return AllOf(parts, {});
+}
+
+std::string Compiler::FieldText(const std::string& field, std::string_view text,
+                                bool prefix) const {
+  if (has_positions()) return QuoteFtsString(EncodeFieldPhrase(field, text)) + (prefix ? " *" : "");
+  const std::vector<std::string> tokens = TextTokenizer::TokenizeToVector(text);
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    parts.push_back(QuoteFtsString(EncodeFieldPhrase(field, tokens[i])) +
+                    (prefix && i + 1 == tokens.size() ? " *" : ""));
+  }
+  if (parts.empty()) return NeverMatchingFts();
+  return parts.size() == 1 ? parts.front() : "(" + AllOf(parts, {}) + ")";
+}
+
 Result<Fts> Compiler::Exact(const Node& n) {
   if (auto it = exact_.find(&n); it != exact_.end()) return it->second;
   auto e = ExactUncached(n);
@@ -258,12 +324,14 @@ Result<Fts> Compiler::ExactUncached(const Node& n) {
   switch (n.kind) {
     case NodeKind::kTerm:
       if (n.term.field == query::kIdField || Unindexed(n.term)) return Fts();
-      if (!Keyword(n.term)) return Fts(TermExpression(n.term));
+      if (NeedsPositions(n)) return Fts();
+      if (!Keyword(n.term)) return Fts(TermExpression(n.term, has_positions()));
       return KeywordExact(n);
     case NodeKind::kNear:
       if (!query::IsMessageField(n.term.field)) {
         return Status::InvalidArgument("proximity (\"a b\"~N) is supported on the message only");
       }
+      if (NeedsPositions(n)) return Fts();
       return Fts(NearExpression(n.term));
     case NodeKind::kRegex:
       if (!Keyword(n.term)) return Fts();  // the row check, with candidates
@@ -303,7 +371,11 @@ Result<Fts> Compiler::Candidates(const Node& n) {
   auto exact = Exact(n);
   if (!exact.ok() || *exact) return exact;
   switch (n.kind) {
+    case NodeKind::kNear:
+      return TokensAllOf(n);
     case NodeKind::kTerm:
+      if (NeedsPositions(n)) return TokensAllOf(n);
+      [[fallthrough]];
     case NodeKind::kFuzzy:
       if (!Keyword(n.term)) return Fts();
       [[fallthrough]];
@@ -389,7 +461,11 @@ Result<std::string> Compiler::Condition(const Node& n, bool candidates_driven) {
 
 Result<std::string> Compiler::LeafCondition(const Node& n, bool candidates_driven) {
   switch (n.kind) {
-    case NodeKind::kTerm:  // _id, unindexed fields and inexact keyword terms
+    case NodeKind::kNear:  // without positions
+      return CheckedLeaf(n, TokensAllOf(n), candidates_driven);
+    case NodeKind::kTerm:  // _id, unindexed fields, phrases without positions
+                           // and inexact keyword terms
+      if (NeedsPositions(n)) return CheckedLeaf(n, TokensAllOf(n), candidates_driven);
       if (!Keyword(n.term)) return Unindexed(n.term) ? RowCheck(n) : IdCondition(n.term.text);
       [[fallthrough]];
     case NodeKind::kFuzzy:  // inexact only on keyword fields
@@ -398,17 +474,13 @@ Result<std::string> Compiler::LeafCondition(const Node& n, bool candidates_drive
       if (Unindexed(n.term)) return RowCheck(n);
       auto plan = Plan(n);
       if (!plan.ok()) return plan.status();
-      if (candidates_driven || !(*plan)->candidates) return RowCheck(n);
-      std::string in = InFts(*(*plan)->candidates);
-      return "(" + in + " AND " + RowCheck(n) + ")";
+      return CheckedLeaf(n, (*plan)->candidates, candidates_driven);
     }
     case NodeKind::kRange: {
       if (n.range.field == query::kTimestampField) return RangeCondition(n.range);
       auto plan = Plan(n);
       if (!plan.ok()) return plan.status();
-      if (candidates_driven || !(*plan)->candidates) return RowCheck(n);
-      std::string in = InFts(*(*plan)->candidates);
-      return "(" + in + " AND " + RowCheck(n) + ")";
+      return CheckedLeaf(n, (*plan)->candidates, candidates_driven);
     }
     default:
       return RowCheck(n);
@@ -574,7 +646,7 @@ Result<LeafPlan> Compiler::PlanWildcard(const Node& n) {
     plan.exact = NeverMatchingFts();
   } else if (known && choices.size() == 1) {
     plan.exact = AnyOf(*choices.front());
-  } else if (known && product <= kMaxPhraseProduct) {
+  } else if (known && product <= kMaxPhraseProduct && has_positions()) {
     // Every combination as a phrase.
     std::vector<std::vector<std::string>> combos{{}};
     for (const auto& c : choices) {
@@ -589,14 +661,14 @@ Result<LeafPlan> Compiler::PlanWildcard(const Node& n) {
     }
     std::string any;
     for (const auto& combo : combos)
-      any += (any.empty() ? "(" : " OR (") + RawPhrase(combo, false) + ")";
+      any += (any.empty() ? "(" : " OR (") + RawPhrase(combo, false, true) + ")";
     plan.exact = any;
   } else {
     // Candidates: every run of single-term positions as a phrase, every
     // other expanded position as an OR; the row check does the rest.
     std::vector<std::string> parts, run;
     auto flush = [&] {
-      if (!run.empty()) parts.push_back(RawPhrase(run, false));
+      if (!run.empty()) parts.push_back(RawPhrase(run, false, has_positions()));
       run.clear();
     };
     for (const auto& c : choices) {
@@ -652,8 +724,7 @@ Result<LeafPlan> Compiler::PlanKeywordTerm(const Node& n) {
   if (Legacy(t.field)) {
     // Older events hold the value as text tokens, which equal values share.
     if (TextTokenizer::HasTokens(t.text)) {
-      std::string text = QuoteFtsString(EncodeFieldPhrase(t.field, t.text));
-      plan.candidates = "(" + e + " OR " + text + (t.prefix ? " *)" : ")");
+      plan.candidates = "(" + e + " OR " + FieldText(t.field, t.text, t.prefix) + ")";
     }
   } else if (exact && t.prefix) {
     auto listed = ExpandKeywordPrefix(t);
@@ -760,7 +831,7 @@ Result<LeafPlan> Compiler::PlanKeyword(const Node& n) {
     if (n.kind == NodeKind::kRegex) {
       text = LiteralsFts(RequiredLiterals(t.text), FieldTermPrefix(t.field));
     } else if (n.kind == NodeKind::kWildcard && TextTokenizer::HasTokens(literal)) {
-      text = QuoteFtsString(EncodeFieldPhrase(t.field, literal)) + " *";
+      text = FieldText(t.field, literal, true);
     }
     if (!keyword || !text) return LeafPlan{};  // the row check alone
     return LeafPlan{std::nullopt, "((" + *keyword + ") OR (" + *text + "))"};
@@ -783,8 +854,8 @@ Fts Compiler::LiteralsFts(const LiteralTree& tree, const std::string& prefix) {
       if (phrase.tokens.empty()) return std::nullopt;
       for (std::string& t : phrase.tokens) t = prefix + t;
       if (phrase.last_is_prefix && prefix.empty())
-        return MessagePrefix(RawPhrase(phrase.tokens, false));
-      return RawPhrase(phrase.tokens, phrase.last_is_prefix);
+        return MessagePrefix(RawPhrase(phrase.tokens, false, has_positions()), has_positions());
+      return RawPhrase(phrase.tokens, phrase.last_is_prefix, has_positions());
     }
     case LiteralTree::Kind::kAnd: {
       std::vector<std::string> parts;

@@ -142,10 +142,11 @@ Result<int> UserVersion(Db& db) {
 
 }  // namespace
 
-Status CreateFtsTable(Db& db, std::string_view name, bool two_columns) {
-  return db.Exec(fmt::format(kFtsTableSql, name,
-                             two_columns ? "message, attrs, tokenize='dashcam'"
-                                         : "message, tokenize='dashcam field_lead'"));
+Status CreateFtsTable(Db& db, std::string_view name, bool two_columns, bool positions) {
+  std::string columns =
+      two_columns ? "message, attrs, tokenize='dashcam'" : "message, tokenize='dashcam field_lead'";
+  if (!positions) columns += ", detail=none";
+  return db.Exec(fmt::format(kFtsTableSql, name, columns));
 }
 
 Result<bool> FtsHasOneColumn(Db& db) {

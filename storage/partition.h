@@ -131,7 +131,9 @@ inline constexpr const char* kSecureDeleteFast = "PRAGMA secure_delete=FAST";
 // older dashcam would write and read wrongly.
 // Version 11: a numbered day's keys may be in docno_keys (docno_keys.h),
 // which an older dashcam cannot read.
-inline constexpr int kPartitionSchemaVersion = 11;
+// Version 12: a numbered day's index may have no positions (detail=none,
+// rowid_layout.h), which an older dashcam would ask for phrases.
+inline constexpr int kPartitionSchemaVersion = 12;
 inline constexpr const char* kKeywordFieldsMeta = "keyword_fields";
 inline constexpr const char* kNumberRangesMeta = "number_ranges";
 inline constexpr const char* kNamesMeta = "names";
@@ -304,8 +306,10 @@ Result<std::optional<EventKey>> EndKey(PartitionReader& reader, KeyEnd end);
 
 // Creates the FTS5 index table `name` as the schema's `fts` is made, with
 // its settings: one column (attrs_codec.h), or with `two_columns` as before
-// version 10 (tests make such files). Runs in the caller's transaction.
-Status CreateFtsTable(Db& db, std::string_view name, bool two_columns = false);
+// version 10 (tests make such files); without `positions`, detail=none (a
+// numbered day's, rowid_layout.h). Runs in the caller's transaction.
+Status CreateFtsTable(Db& db, std::string_view name, bool two_columns = false,
+                      bool positions = true);
 
 // Whether the file's `fts` has one column (attrs_codec.h), not the two
 // (message, attrs) of files made before version 10.

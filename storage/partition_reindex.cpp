@@ -43,6 +43,12 @@ std::string DocnosTableSql(std::string_view table) {
   return fmt::format("CREATE TABLE {}(docno INTEGER PRIMARY KEY, key INTEGER NOT NULL)", table);
 }
 
+// Whether a re-index's new index has positions: always but on a numbered
+// day with CompactionSteps::drop_positions (never in the older form).
+bool KeepsPositions(bool numbered, const CompactionSteps& steps) {
+  return !numbered || steps.test_docnos_table || !steps.drop_positions;
+}
+
 // Indexes events one step at a time: those past the last key indexed.
 class DocumentIndexer {
  public:
@@ -207,7 +213,7 @@ Status BuildReindexTable(Db& db, bool number, DayDictionaryEncoder* recoder,
                          std::uint64_t* indexed) {
   if (auto s = BuildIndexFromDocuments(db, kReindexTable, steps, pace, indexed,
                                        number ? kReindexDocnosTable : "", recoder,
-                                       steps.test_docnos_table);
+                                       steps.test_docnos_table, KeepsPositions(number, steps));
       !s.ok()) {
     return s;
   }
@@ -302,7 +308,7 @@ Result<std::unique_ptr<DayDictionaryEncoder>> DayEncoder(Db& db, const Compactio
 
 }  // namespace
 
-Result<bool> NeedsReindex(Db& db) {
+Result<bool> NeedsReindex(Db& db, bool positions) {
   auto stmt = db.Prepare(
       fmt::format("SELECT count(*) FROM meta WHERE (key = '{}' AND value = '{}') OR (key = '{}' "
                   "AND value = 'all')",
@@ -317,17 +323,19 @@ Result<bool> NeedsReindex(Db& db) {
   if (!rowids.ok()) return rowids.status();
   auto encoded = SourcesEncoded(db);
   if (!encoded.ok()) return encoded.status();
-  if (rowids->clean() && rowids->blocks && *encoded) return false;
+  if (rowids->clean() && rowids->blocks && rowids->positions == positions && *encoded) {
+    return false;
+  }
   return CanNumber(db);
 }
 
 Status BuildIndexFromDocuments(Db& db, std::string_view table, const CompactionSteps& steps,
                                const CompactionPace& pace, std::uint64_t* indexed,
                                std::string_view docnos, DayDictionaryEncoder* recoder,
-                               bool docnos_table) {
+                               bool docnos_table, bool positions) {
   if (auto s = InTransaction(db,
                              [&] {
-                               Status s = CreateFtsTable(db, table);
+                               Status s = CreateFtsTable(db, table, false, positions);
                                if (s.ok() && !docnos.empty()) {
                                  s = db.Exec(docnos_table ? DocnosTableSql(docnos)
                                                           : DocnoKeysTableSql(docnos));
@@ -387,11 +395,13 @@ Result<ReindexResult> ReindexPartition(Db& db, const CompactionSteps& steps,
     if (*number && out.events > 0) {
       out.numbered = true;
       const bool blocks = !steps.test_docnos_table;
+      const bool positions = KeepsPositions(true, steps);
       rowids = fmt::format(
           "DROP TABLE IF EXISTS docnos; DROP TABLE IF EXISTS {}; ALTER TABLE {} RENAME TO {}; "
           "INSERT OR REPLACE INTO meta VALUES('{}', '{}')",
           kDocnoKeysTable, kReindexDocnosTable, blocks ? kDocnoKeysTable : "docnos", kRowidsMeta,
-          DocnosMeta(static_cast<std::int64_t>(out.events), before->generation + 1, blocks));
+          DocnosMeta(static_cast<std::int64_t>(out.events), before->generation + 1, blocks,
+                     positions));
     }
     std::string sources =
         fmt::format("INSERT OR REPLACE INTO meta VALUES('{}', 'kept')", kSourcesMeta);

@@ -69,10 +69,11 @@ inline constexpr const char* kReindexEventsTable = "events_reindex";
 inline constexpr const char* kSourcesMeta = "sources";
 
 // Whether `db`'s meta says its index was made under older rules than
-// today's, or its rowids are not (or no longer all) docnos or its documents
-// not encoded anew (meta "sources") while its events can be numbered
-// (rowid_layout.h).
-Result<bool> NeedsReindex(Db& db);
+// today's, or its rowids are not (or no longer all) docnos, or its index
+// has positions where `positions` is false or none where it is true
+// (CompactionSteps::drop_positions), or its documents are not encoded anew
+// (meta "sources"), while its events can be numbered (rowid_layout.h).
+Result<bool> NeedsReindex(Db& db, bool positions = true);
 
 // Creates FTS5 table `table` (CreateFtsTable) and indexes every event of
 // `db` in it, in key order, `events_per_step` events a transaction, then
@@ -82,12 +83,13 @@ Result<bool> NeedsReindex(Db& db);
 // (OpenForCompaction: it reads documents with dc_source and dc_name). With `docnos` (a table name)
 // the rowids are 1..N in key order, and table `docnos` is made with each one's key, in blocks
 // (docno_keys.h) or, with `docnos_table`, a row each as before version 11; else they are
-// the keys. With `recoder`, every event is also copied into table
-// kReindexEventsTable (made here), its document encoded by `recoder`.
+// the keys. Without `positions` the new index has none (detail=none). With `recoder`, every event
+// is also copied into table kReindexEventsTable (made here), its document encoded by `recoder`.
 Status BuildIndexFromDocuments(Db& db, std::string_view table, const CompactionSteps& steps,
                                const CompactionPace& pace, std::uint64_t* indexed,
                                std::string_view docnos = "",
-                               DayDictionaryEncoder* recoder = nullptr, bool docnos_table = false);
+                               DayDictionaryEncoder* recoder = nullptr, bool docnos_table = false,
+                               bool positions = true);
 
 struct ReindexResult {
   std::uint64_t events = 0;   // indexed anew

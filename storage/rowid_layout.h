@@ -16,9 +16,15 @@
 // correct for both kinds of rowid, slower, until the compactor numbers the
 // day again.
 //
-// meta "rowids" holds which: absent (keys), "docnos:N:G:blocks" or
-// "late:N:G:blocks", where G counts the numberings of the file; without
-// ":blocks" (a file numbered before version 11) the keys are in `docnos`. A statement compiled for
+// meta "rowids" holds which: absent (keys), "docnos:N:G:blocks:nopos" or
+// "late:N:G:blocks:nopos", where G counts the numberings of the file;
+// without ":blocks" (a file numbered before version 11) the keys are in
+// `docnos`; without ":nopos" (before version 12) the index has positions,
+// else it has none (detail=none: its postings are rowids alone, ~62 of the
+// ~100 bytes an event's index took; tests/bench's 1M-event day). Since the
+// value changes with every numbering, a statement compiled for positions
+// that meets a table without fails its guard, or fails in FTS5 (which reads
+// the expression before the guard runs) in a way IsRowidsChanged knows. A statement compiled for
 // one value must not run on another (the same rowids would mean other events), so every statement
 // that reads the index checks it in its own snapshot: RowidsGuardSql, which fails with
 // kRowidsChanged when it differs.
@@ -43,7 +49,11 @@ struct RowidLayout {
   std::int64_t generation = 0;  // G: numberings of the file so far
   bool late = false;            // events written since the numbering
   bool blocks = false;          // keys in docno_keys; false: in docnos
-  std::string meta;             // meta "rowids" as read; "" when absent
+  // The index holds positions (detail=full); false on a day numbered since
+  // version 12 (detail=none): phrases are then the AND of their terms,
+  // checked on the row (fts_query_compiler.h).
+  bool positions = true;
+  std::string meta;  // meta "rowids" as read; "" when absent
 
   bool dense() const { return docnos > 0; }
   bool clean() const { return dense() && !late; }
@@ -54,8 +64,10 @@ struct RowidLayout {
 RowidLayout ParseRowidLayout(std::string_view value);
 
 // meta "rowids" for a file numbered 1..n for the `generation`th time, its
-// keys in docno_keys (`blocks`) or, as before version 11, in docnos.
-std::string DocnosMeta(std::int64_t n, std::int64_t generation, bool blocks = true);
+// keys in docno_keys (`blocks`) or, as before version 11, in docnos; its
+// index without positions unless `positions`.
+std::string DocnosMeta(std::int64_t n, std::int64_t generation, bool blocks = true,
+                       bool positions = false);
 
 // How a statement reads the key of docno fts.rowid on a numbered day:
 // `join` brings in what holds it as `d`, and `key` is then the key. With
@@ -81,7 +93,8 @@ std::string MarkLateSql();
 std::string RowidsGuardSql(const RowidLayout& layout);
 Status RegisterRowidsGuard(sqlite3* db);
 
-// Whether `s` is a statement failing its RowidsGuardSql.
+// Whether `s` is a statement failing its RowidsGuardSql, or failing as one
+// compiled for the rowids before a re-index does before its guard runs.
 bool IsRowidsChanged(const Status& s);
 
 // The smallest docno whose key is >= `key_sql` (or > with `after`), as an

@@ -206,14 +206,21 @@ std::vector<std::string> PartitionFiles(const std::string& dir) {
 
 const storage::CompactionPace kNoPause = [](auto) { return true; };
 
-TEST(ReindexTest, TheIndexMadeFromStoredDocumentsIsTheOneIngestMade) {
-  TempDir dir;
-  const std::string data = dir.path() + "/data";
-  TestServer server(data, {"--compact-after", "off"});
+// IngestEverything into a server on `data` that does not compact (`args`
+// besides), stopped after.
+void IngestIntoAServer(const std::string& data, std::vector<std::string> args = {}) {
+  args.insert(args.begin(), {"--compact-after", "off"});
+  TestServer server(data, args);
   ASSERT_TRUE(server.Start()) << server.error();
   HttpClient client("127.0.0.1", server.port());
   IngestEverything(client);
   ASSERT_EQ(server.Stop(), 0);
+}
+
+TEST(ReindexTest, TheIndexMadeFromStoredDocumentsIsTheOneIngestMade) {
+  TempDir dir;
+  const std::string data = dir.path() + "/data";
+  ASSERT_NO_FATAL_FAILURE(IngestIntoAServer(data));
 
   std::size_t compared = 0;
   std::int64_t replaced = 0;
@@ -264,6 +271,7 @@ std::vector<std::string> Answers(HttpClient& client) {
       "_index:fleet",
       "cuda AND out",
       "\"out of memory\"",
+      "\"out memory\"~2",
       "user:zhangsan AND gpu_id:3",
       "tags:gpu",
       "REDACTED",
@@ -285,21 +293,43 @@ json::object Compaction(HttpClient& client) {
   return json::parse(client.Get("/api/v1/status").body).at("compaction").as_object();
 }
 
+// What a server that compacts the day of file `path` at once says, on the
+// same connections, before and after the compaction.
+struct AroundCompaction {
+  std::vector<std::string> before, after;
+  json::object compaction;  // its status after
+  std::string log;
+};
+
+// Starts a server on `data` (with `args` besides) that compacts the day of
+// file `path` at once, and fills `out`.
+void AnswerAroundCompaction(const std::string& data, const std::string& path,
+                            const std::vector<std::string>& args, AroundCompaction& out) {
+  fs::last_write_time(path, fs::file_time_type::clock::now());
+  std::vector<std::string> all = {"--compact-after", "3s", "--test-compaction-check-ms", "50"};
+  all.insert(all.end(), args.begin(), args.end());
+  TestServer server(data, all);
+  ASSERT_TRUE(server.Start()) << server.error();
+  HttpClient client("127.0.0.1", server.port());
+  out.before = Answers(client);
+  ASSERT_EQ(Compaction(client).at("compacted_partitions").as_int64(), 0)
+      << "compacted before the first answers";
+  const auto done = [&] { return Compaction(client).at("compacted_partitions").as_int64() >= 1; };
+  ASSERT_TRUE(WaitFor(done, std::chrono::seconds(60))) << client.Get("/api/v1/status").body;
+  out.compaction = Compaction(client);
+  out.after = Answers(client);
+  ASSERT_EQ(server.Stop(), 0);
+  out.log = server.ReadLog();
+}
+
 TEST(ReindexTest, ADayAnOlderVersionIndexedIsIndexedAgainWhenCompactedAndAnswersAlike) {
   TempDir dir;
   const std::string data = dir.path() + "/data";
-  std::string path;
-  {
-    // An older dashcam's index had two columns (attrs_codec.h).
-    TestServer server(data, {"--compact-after", "off", "--test-two-column-index"});
-    ASSERT_TRUE(server.Start()) << server.error();
-    HttpClient client("127.0.0.1", server.port());
-    IngestEverything(client);
-    ASSERT_EQ(server.Stop(), 0);
-    const auto files = PartitionFiles(data);
-    ASSERT_EQ(files.size(), 1u);
-    path = files[0];
-  }
+  // An older dashcam's index had two columns (attrs_codec.h).
+  ASSERT_NO_FATAL_FAILURE(IngestIntoAServer(data, {"--test-two-column-index"}));
+  const auto files = PartitionFiles(data);
+  ASSERT_EQ(files.size(), 1u);
+  const std::string path = files[0];
   // What a file of an older dashcam says: no term for every value, fewer
   // keyword fields.
   {
@@ -316,23 +346,14 @@ TEST(ReindexTest, ADayAnOlderVersionIndexedIsIndexedAgainWhenCompactedAndAnswers
   }
   // The server asks before the compaction and after it, on the same
   // connections: those opened before the new index read its meta again.
-  fs::last_write_time(path, fs::file_time_type::clock::now());
   // The day is also small enough to have its documents encoded anew.
-  TestServer server(data, {"--compact-after", "3s", "--test-compaction-check-ms", "50",
-                           "--test-day-dictionary-events", "1000"});
-  ASSERT_TRUE(server.Start()) << server.error();
-  HttpClient client("127.0.0.1", server.port());
-  const std::vector<std::string> before = Answers(client);
-  ASSERT_EQ(Compaction(client).at("compacted_partitions").as_int64(), 0)
-      << "compacted before the first answers";
-  const auto done = [&] { return Compaction(client).at("compacted_partitions").as_int64() >= 1; };
-  ASSERT_TRUE(WaitFor(done, std::chrono::seconds(60))) << client.Get("/api/v1/status").body;
-  const json::object c = Compaction(client);
-  const json::object& last = c.at("last").as_object();
-  EXPECT_GT(last.at("reindexed_events").as_int64(), 3000) << c;
-  EXPECT_GT(last.at("documents_encoded").as_int64(), 3000) << c;
-  EXPECT_EQ(Answers(client), before);
-  ASSERT_EQ(server.Stop(), 0);
+  AroundCompaction around;
+  ASSERT_NO_FATAL_FAILURE(
+      AnswerAroundCompaction(data, path, {"--test-day-dictionary-events", "1000"}, around));
+  const json::object& last = around.compaction.at("last").as_object();
+  EXPECT_GT(last.at("reindexed_events").as_int64(), 3000) << around.compaction;
+  EXPECT_GT(last.at("documents_encoded").as_int64(), 3000) << around.compaction;
+  EXPECT_EQ(around.after, around.before);
 
   storage::Db db;
   ASSERT_TRUE(storage::OpenForCompaction(path, db).ok());
@@ -352,8 +373,42 @@ TEST(ReindexTest, ADayAnOlderVersionIndexedIsIndexedAgainWhenCompactedAndAnswers
   auto merged = storage::FtsFullyMerged(db);
   ASSERT_TRUE(merged.ok());
   EXPECT_TRUE(*merged);
-  const auto lines = server.ReadLog();
-  EXPECT_NE(lines.find("\"reindexed_events\":"), std::string::npos);
+  EXPECT_NE(around.log.find("\"reindexed_events\":"), std::string::npos);
+}
+
+// With --compacted-positions drop, a compacted day's index keeps no
+// positions (storage/rowid_layout.h): phrases and proximity are then found
+// by their words and checked in the documents, and answer as before.
+TEST(ReindexTest, ADayCompactedWithoutPositionsAnswersAlike) {
+  TempDir dir;
+  const std::string data = dir.path() + "/data";
+  ASSERT_NO_FATAL_FAILURE(IngestIntoAServer(data));
+  const auto files = PartitionFiles(data);
+  ASSERT_EQ(files.size(), 1u);
+  const std::string path = files[0];
+  AroundCompaction around;
+  ASSERT_NO_FATAL_FAILURE(
+      AnswerAroundCompaction(data, path, {"--compacted-positions", "drop"}, around));
+  EXPECT_GT(around.compaction.at("last").at("reindexed_events").as_int64(), 3000);
+  EXPECT_EQ(around.after, around.before);
+
+  storage::Db db;
+  ASSERT_TRUE(storage::OpenForCompaction(path, db).ok());
+  EXPECT_EQ(Scalar(db,
+                   "SELECT count(*) FROM meta WHERE key = 'rowids' AND value LIKE "
+                   "'docnos:%:blocks:nopos'"),
+            1);
+  EXPECT_EQ(Scalar(db,
+                   "SELECT count(*) FROM sqlite_master WHERE name = 'fts' AND sql LIKE "
+                   "'%detail=none%'"),
+            1);
+  EXPECT_TRUE(db.Exec("INSERT INTO fts(fts) VALUES('integrity-check')").ok());
+  auto due = storage::NeedsReindex(db, /*positions=*/false);
+  ASSERT_TRUE(due.ok());
+  EXPECT_FALSE(*due);
+  due = storage::NeedsReindex(db, /*positions=*/true);  // --compacted-positions keep
+  ASSERT_TRUE(due.ok());
+  EXPECT_TRUE(*due);
 }
 
 }  // namespace

@@ -414,6 +414,73 @@ TEST(FtsQueryCompilerTest, ProximityIsNear) {
   EXPECT_EQ(field.status().code(), StatusCode::kInvalidArgument);
 }
 
+// A numbered day's index without positions (rowid_layout.h) takes no
+// phrase, NEAR or column filter: FTS5 finds the events holding every token,
+// the row check decides; a single token stays exact.
+TEST(FtsQueryCompilerTest, WithoutPositionsPhrasesAreTheirTermsThenARowCheck) {
+  FakeTerms terms(kVocabulary);
+  CompileOptions options;
+  options.rowids = ParseRowidLayout(DocnosMeta(1000, 1));
+  ASSERT_FALSE(options.rowids.positions);
+  auto all_of = [](std::vector<std::string> parts) {
+    std::string e;
+    for (const std::string& p : parts) e += (e.empty() ? "(" : " AND (") + p + ")";
+    return e;
+  };
+  const Node phrase = Term("", "out of memory", true);
+  CompiledQuery q = CompileWith(phrase, terms, options);
+  EXPECT_EQ(q.fts, all_of({M("out"), M("of"), M("memory")}));
+  EXPECT_EQ(q.where, Check(10));
+  EXPECT_EQ(q.params, (Params{&phrase}));
+
+  const Node near = Leaf(NodeKind::kNear, "", "cuda out-of", 3);
+  q = CompileWith(near, terms, options);
+  EXPECT_EQ(q.fts, all_of({M("cuda"), M("out"), M("of")}));
+  EXPECT_EQ(q.where, Check(10));
+
+  const Node text = Term("error.message", "/home/bob/train.log");
+  q = CompileWith(text, terms, options);
+  EXPECT_EQ(q.fts, "(" +
+                       all_of({FS("error.message", "home"), FS("error.message", "bob"),
+                               FS("error.message", "train"), FS("error.message", "log")}) +
+                       ")");
+  EXPECT_EQ(q.where, Check(10));
+
+  // A number's text is several tokens, its value one term.
+  q = CompileWith(Term("loss", "0.6298"), terms, options);
+  EXPECT_EQ(q.fts, "(((" + FS("loss", "0") + ") AND (" + FS("loss", "6298") + ")) OR " +
+                       FN("loss", "0.6298") + ")");
+  EXPECT_EQ(q.where, Check(10));
+
+  // A prefix: the last token's; no column filter.
+  q = CompileWith(Term("", "out of mem", true, true), terms, options);
+  EXPECT_EQ(q.fts, all_of({M("out"), M("of"), M("mem") + " *"}));
+  q = CompileWith(Term("", "cud", false, true), terms, options);
+  EXPECT_EQ(q.fts, M("cud") + " *");
+  EXPECT_EQ(q.where, "1");
+
+  // One token: exact, as with positions.
+  q = CompileWith(Term("", "memory", true), terms, options);
+  EXPECT_EQ(q.fts, M("memory"));
+  EXPECT_EQ(q.where, "1");
+
+  // A regex's literals, and a wildcard of several positions.
+  // (The first word may be the end of a longer token.)
+  q = CompileWith(Leaf(NodeKind::kRegex, "", "error: out of memory"), terms, options);
+  EXPECT_EQ(q.fts, R("out") + " AND " + R("of") + " AND " + R("memory") + " *");
+  EXPECT_EQ(q.where, Check(10));
+  q = CompileWith(Leaf(NodeKind::kWildcard, "hostname", "gpu-node-0?"), terms, options);
+  EXPECT_EQ(q.fts,
+            all_of({R("hostname\x1fgpu") + " AND " + R("hostname\x1fnode"), "(" +
+                                                                                R("hostname\x1f"
+                                                                                  "07") +
+                                                                                " OR " +
+                                                                                R("hostname\x1f"
+                                                                                  "08") +
+                                                                                ")"}));
+  EXPECT_EQ(q.where, Check(10));
+}
+
 TEST(FtsQueryCompilerTest, IdsAreExactSql) {
   CompiledQuery q = Compile(Term("_id", "my-doc"));
   EXPECT_FALSE(q.fts.has_value());

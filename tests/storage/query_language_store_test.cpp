@@ -834,11 +834,9 @@ class NumberedDaysTest : public QueryLanguageStoreTest {
     std::sort(out.begin(), out.end());
     return out;
   }
-  // Re-indexes every day as the compactor does, numbering its events; with
-  // `docnos_table`, as a dashcam before version 11 did (docno_keys.h).
-  void NumberEveryDay(bool docnos_table = false) {
-    CompactionSteps steps;
-    steps.test_docnos_table = docnos_table;
+  // Re-indexes every day as the compactor does with `steps`, numbering its
+  // events.
+  void NumberEveryDay(const CompactionSteps& steps = {}) {
     for (const std::string& path : DayFiles()) {
       Db db;
       ASSERT_TRUE(OpenForCompaction(path, db).ok()) << path;
@@ -847,7 +845,13 @@ class NumberedDaysTest : public QueryLanguageStoreTest {
       EXPECT_TRUE(r->swapped && r->numbered) << path;
     }
   }
-  // Whether each day's file is due a re-index, and holds table `table`.
+  static CompactionSteps DroppingPositions() {
+    CompactionSteps steps;
+    steps.drop_positions = true;
+    return steps;
+  }
+  // Whether each day's file is due a re-index (keeping positions), and holds
+  // table `table`.
   std::vector<std::pair<bool, bool>> DueAndHolding(const std::string& table) {
     std::vector<std::pair<bool, bool>> out;
     for (const std::string& path : DayFiles()) {
@@ -905,43 +909,74 @@ class NumberedDaysTest : public QueryLanguageStoreTest {
     Add({std::move(r)});
   }
 
-  // Random queries: the hits, and the total counted, are RowMatcher's; and
-  // date histograms count what it finds.
+  // `q`'s hits, and the total counted, are RowMatcher's; false when the
+  // store refuses it (as InvalidArgument).
+  bool AnswersAsTheRowMatcher(const Node& q, const std::string& what) {
+    SearchRequest req;
+    req.query = &q;
+    req.limit = 10'000;
+    req.count_limit = 100'000;
+    auto page = store_->Search(req);
+    if (!page.ok()) {
+      EXPECT_EQ(page.status().code(), StatusCode::kInvalidArgument) << page.status().ToString();
+      return false;
+    }
+    std::vector<std::string> got;
+    for (const StoredEvent& e : page->hits) got.push_back(e.id);
+    std::sort(got.begin(), got.end());
+    const std::vector<std::string> want = Expected(q);
+    std::vector<std::string> missing, extra;
+    std::set_difference(want.begin(), want.end(), got.begin(), got.end(),
+                        std::back_inserter(missing));
+    std::set_difference(got.begin(), got.end(), want.begin(), want.end(),
+                        std::back_inserter(extra));
+    EXPECT_EQ(got, want) << what << ": " << query::DebugString(q) << ": " << missing.size()
+                         << " missing, the first " << (missing.empty() ? "-" : missing[0]) << "; "
+                         << extra.size() << " extra, the first "
+                         << (extra.empty() ? "-" : extra[0]);
+    EXPECT_EQ(page->total, want.size()) << query::DebugString(q);
+    return true;
+  }
+
+  // Phrases of every kind (message, proximity, text and number fields),
+  // which a day without positions checks on the rows, from some events.
+  std::vector<Node> PhrasesOfEvents() {
+    std::vector<Node> out;
+    for (std::size_t k = 0; k < events_.size(); k += events_.size() / 7 + 1) {
+      const Record& r = events_[k].first;
+      for (const Field& f : r.fields) {
+        if (f.name == "loss" || f.name == "gpu_mem_mb" || f.name == "run_id") {
+          out.push_back(LangTerm(f.name, f.text));
+        }
+      }
+      const auto words = TextTokenizer::TokenizeToVector(r.message);
+      if (words.size() < 3) continue;
+      out.push_back(Node::MakeTerm(
+          query::Term{"", words[0] + " " + words[1] + " " + words[2], true, false}, 0));
+      out.push_back(LangLeaf(NodeKind::kNear, "", words[0] + " " + words[2], 1));
+    }
+    return out;
+  }
+
+  // Random queries and PhrasesOfEvents: the hits, and the total counted,
+  // are RowMatcher's; and date histograms count what it finds.
   void ExpectAnswersOfTheRowMatcher(std::uint32_t seed, int queries) {
     RandomQueries random(events_, seed);
     int compared = 0;
     for (int i = 0; i < queries; ++i) {
       const Node q = random.Make();
-      SearchRequest req;
-      req.query = &q;
-      req.limit = 10'000;
-      req.count_limit = 100'000;
-      auto page = store_->Search(req);
-      if (!page.ok()) {
-        ASSERT_EQ(page.status().code(), StatusCode::kInvalidArgument) << page.status().ToString();
-        continue;
-      }
-      std::vector<std::string> got;
-      for (const StoredEvent& e : page->hits) got.push_back(e.id);
-      std::sort(got.begin(), got.end());
-      const std::vector<std::string> want = Expected(q);
-      std::vector<std::string> missing, extra;
-      std::set_difference(want.begin(), want.end(), got.begin(), got.end(),
-                          std::back_inserter(missing));
-      std::set_difference(got.begin(), got.end(), want.begin(), want.end(),
-                          std::back_inserter(extra));
-      ASSERT_EQ(got, want) << "query " << i << ": " << query::DebugString(q) << ": "
-                           << missing.size() << " missing, the first "
-                           << (missing.empty() ? "-" : missing[0]) << "; " << extra.size()
-                           << " extra, the first " << (extra.empty() ? "-" : extra[0]);
-      EXPECT_EQ(page->total, want.size()) << query::DebugString(q);
-      ++compared;
+      if (AnswersAsTheRowMatcher(q, fmt::format("query {}", i))) ++compared;
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+    for (const Node& q : PhrasesOfEvents()) {
+      EXPECT_TRUE(AnswersAsTheRowMatcher(q, "phrase")) << query::DebugString(q);
     }
     EXPECT_GE(compared, queries * 9 / 10);
     const Node histogram_queries[] = {
         LangTerm("", "epoch"),
         LangGroup(NodeKind::kAnd, {LangTerm("", "loss"), Range("gpu_id", "2", "5")}),
         LangGroup(NodeKind::kNot, {LangTerm("", "epoch")}),
+        Node::MakeTerm(query::Term{"", "out of memory", true, false}, 0),
     };
     for (const Node& q : histogram_queries) {
       ExpectHistogramsOfTheRowMatcher(
@@ -951,10 +986,14 @@ class NumberedDaysTest : public QueryLanguageStoreTest {
   }
 };
 
+// Numbered without positions first (phrases are then checked on the rows),
+// then with them.
 TEST_F(NumberedDaysTest, NumberedAndLateDaysAnswerWhatTheRowMatcherFinds) {
   Add(Generated(11, 2000, 0));
-  NumberEveryDay();
-  for (const RowidLayout& l : Layouts()) EXPECT_TRUE(l.clean() && l.blocks) << l.meta;
+  NumberEveryDay(DroppingPositions());
+  for (const RowidLayout& l : Layouts()) {
+    EXPECT_TRUE(l.clean() && l.blocks && !l.positions) << l.meta;
+  }
   ExpectAnswersOfTheRowMatcher(101, 150);
 
   // Late events, and documents sent again: each day is marked late, and
@@ -964,10 +1003,12 @@ TEST_F(NumberedDaysTest, NumberedAndLateDaysAnswerWhatTheRowMatcherFinds) {
   for (const RowidLayout& l : Layouts()) EXPECT_TRUE(l.dense() && l.late) << l.meta;
   ExpectAnswersOfTheRowMatcher(102, 150);
 
-  // Numbered again: clean, a later numbering.
+  // Numbered again, keeping positions: clean, a later numbering.
+  const auto due = std::vector<std::pair<bool, bool>>(2, {true, true});
+  EXPECT_EQ(DueAndHolding(kDocnoKeysTable), due);
   NumberEveryDay();
   for (const RowidLayout& l : Layouts()) {
-    EXPECT_TRUE(l.clean()) << l.meta;
+    EXPECT_TRUE(l.clean() && l.positions) << l.meta;
     EXPECT_EQ(l.generation, 2) << l.meta;
   }
   ExpectAnswersOfTheRowMatcher(103, 150);
@@ -978,9 +1019,13 @@ TEST_F(NumberedDaysTest, NumberedAndLateDaysAnswerWhatTheRowMatcherFinds) {
 // numbers it again into blocks.
 TEST_F(NumberedDaysTest, DaysNumberedByAnOlderVersionAreReadAndNumberedAgainInBlocks) {
   Add(Generated(14, 2000, 0));
-  NumberEveryDay(/*docnos_table=*/true);
+  CompactionSteps older;
+  older.test_docnos_table = true;
+  NumberEveryDay(older);
   const auto two_days = std::vector<std::pair<bool, bool>>(2, {true, true});
-  for (const RowidLayout& l : Layouts()) EXPECT_TRUE(l.clean() && !l.blocks) << l.meta;
+  for (const RowidLayout& l : Layouts()) {
+    EXPECT_TRUE(l.clean() && !l.blocks && l.positions) << l.meta;
+  }
   EXPECT_EQ(DueAndHolding("docnos"), two_days);
   ExpectAnswersOfTheRowMatcher(104, 100);
 
@@ -989,9 +1034,27 @@ TEST_F(NumberedDaysTest, DaysNumberedByAnOlderVersionAreReadAndNumberedAgainInBl
   for (const RowidLayout& l : Layouts()) EXPECT_TRUE(l.late && !l.blocks) << l.meta;
   ExpectAnswersOfTheRowMatcher(105, 100);
 
+  // A statement prepared for the old table, run after the numbering drops
+  // it, fails as a change of rowids (the store then compiles anew).
+  auto reader = PartitionReader::Open(DayFiles().front(), 1024);
+  ASSERT_TRUE(reader.ok());
+  const std::string old_key = fmt::format("{} AND {}", KeyOfDocnoSql((*reader)->rowids()),
+                                          RowidsGuardSql((*reader)->rowids()));
+  auto key_of = [&]() -> Status {
+    auto stmt = (*reader)->Statement(old_key);
+    if (!stmt.ok()) return stmt.status();
+    (*stmt)->Bind(1, 1);
+    const int rc = (*stmt)->Step();
+    (*stmt)->Reset();
+    return rc == SQLITE_ROW ? Status::Ok() : SqliteStatus(rc, (*reader)->db(), "old key");
+  };
+  EXPECT_TRUE(key_of().ok());
+
   NumberEveryDay();
+  const Status old_table = key_of();
+  EXPECT_TRUE(IsRowidsChanged(old_table)) << old_table.ToString();
   for (const RowidLayout& l : Layouts()) {
-    EXPECT_TRUE(l.clean() && l.blocks) << l.meta;
+    EXPECT_TRUE(l.clean() && l.blocks && l.positions) << l.meta;
     EXPECT_EQ(l.generation, 2) << l.meta;
   }
   const auto not_due = std::vector<std::pair<bool, bool>>(2, {false, false});
@@ -1017,10 +1080,18 @@ TEST_F(NumberedDaysTest, AStatementCompiledForOtherRowidsFailsAndIsNamed) {
     return SqliteStatus(rc, (*reader)->db(), "guarded");
   };
   EXPECT_TRUE(run(checks_keys).ok());
+  // A phrase, which the numbered day's index (no positions) cannot take:
+  // FTS5 refuses it before the guard runs, as a change of rowids.
+  const std::string phrase =
+      fmt::format("SELECT count(*) FROM fts WHERE fts MATCH '{}' AND {}",
+                  QuoteFtsString(EncodeMessagePhrase("out of memory")), RowidsGuardSql(keys));
+  EXPECT_TRUE(run(phrase).ok());
 
-  NumberEveryDay();
+  NumberEveryDay(DroppingPositions());
   const Status after = run(checks_keys);  // prepared before the numbering
   EXPECT_TRUE(IsRowidsChanged(after)) << after.ToString();
+  const Status phrase_after = run(phrase);
+  EXPECT_TRUE(IsRowidsChanged(phrase_after)) << phrase_after.ToString();
   ASSERT_TRUE((*reader)->ReadRowids().ok());
   const RowidLayout numbered = (*reader)->rowids();
   ASSERT_TRUE(numbered.clean()) << numbered.meta;
