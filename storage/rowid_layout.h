@@ -16,18 +16,20 @@
 // correct for both kinds of rowid, slower, until the compactor numbers the
 // day again.
 //
-// meta "rowids" holds which: absent (keys), "docnos:N:G:blocks:nopos" or
-// "late:N:G:blocks:nopos", where G counts the numberings of the file;
-// without ":blocks" (a file numbered before version 11) the keys are in
-// `docnos`; without ":nopos" (before version 12) the index has positions,
-// else it has none (detail=none: its postings are rowids alone, ~62 of the
-// ~100 bytes an event's index took; tests/bench's 1M-event day). Since the
-// value changes with every numbering, a statement compiled for positions
-// that meets a table without fails its guard, or fails in FTS5 (which reads
-// the expression before the guard runs) in a way IsRowidsChanged knows. A statement compiled for
-// one value must not run on another (the same rowids would mean other events), so every statement
-// that reads the index checks it in its own snapshot: RowidsGuardSql, which fails with
-// kRowidsChanged when it differs.
+// meta "rowids" holds which: absent (keys), "docnos:N:G:blocks[:nopos]" or
+// "late:N:G:blocks[:nopos]", where G counts the numberings of the file.
+// Without ":blocks" (a file numbered before version 11) the keys are in
+// `docnos`. With ":nopos" (CompactionSteps::drop_positions, since version
+// 12) the index has no positions (detail=none: its postings are docnos
+// alone, 37.9 of the 99.9 MB the 1M-event bench day's index took).
+//
+// A statement compiled for one value must not run on another (the same
+// rowids would mean other events), so every statement that reads the index
+// checks it in its own snapshot: RowidsGuardSql, which fails with
+// kRowidsChanged when it differs. The value changes with every numbering,
+// so a statement compiled for positions that meets an index without fails
+// its guard, or fails in FTS5 first (it reads the MATCH expression before
+// the guard runs) in a way IsRowidsChanged knows.
 #pragma once
 
 #include <sqlite3.h>
@@ -49,9 +51,9 @@ struct RowidLayout {
   std::int64_t generation = 0;  // G: numberings of the file so far
   bool late = false;            // events written since the numbering
   bool blocks = false;          // keys in docno_keys; false: in docnos
-  // The index holds positions (detail=full); false on a day numbered since
-  // version 12 (detail=none): phrases are then the AND of their terms,
-  // checked on the row (fts_query_compiler.h).
+  // The index holds positions (detail=full); false on a day numbered with
+  // CompactionSteps::drop_positions (detail=none): phrases are then the AND
+  // of their terms, checked on the row (fts_query_compiler.h).
   bool positions = true;
   std::string meta;  // meta "rowids" as read; "" when absent
 
@@ -67,7 +69,7 @@ RowidLayout ParseRowidLayout(std::string_view value);
 // keys in docno_keys (`blocks`) or, as before version 11, in docnos; its
 // index without positions unless `positions`.
 std::string DocnosMeta(std::int64_t n, std::int64_t generation, bool blocks = true,
-                       bool positions = false);
+                       bool positions = true);
 
 // How a statement reads the key of docno fts.rowid on a numbered day:
 // `join` brings in what holds it as `d`, and `key` is then the key. With

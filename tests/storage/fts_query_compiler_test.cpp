@@ -420,7 +420,7 @@ TEST(FtsQueryCompilerTest, ProximityIsNear) {
 TEST(FtsQueryCompilerTest, WithoutPositionsPhrasesAreTheirTermsThenARowCheck) {
   FakeTerms terms(kVocabulary);
   CompileOptions options;
-  options.rowids = ParseRowidLayout(DocnosMeta(1000, 1));
+  options.rowids = ParseRowidLayout(DocnosMeta(1000, 1, true, /*positions=*/false));
   ASSERT_FALSE(options.rowids.positions);
   auto all_of = [](std::vector<std::string> parts) {
     std::string e;
