@@ -44,10 +44,7 @@ inline constexpr int kDocnoBlockShift = 7;
 inline constexpr std::int64_t kDocnosPerBlock = std::int64_t{1} << kDocnoBlockShift;
 inline constexpr const char* kDocnoKeysTable = "docno_keys";
 
-// The block holding `docno` (>= 1), and the first docno of block `block`.
-inline std::int64_t DocnoBlock(std::int64_t docno) {
-  return (docno - 1) >> kDocnoBlockShift;
-}
+// The first docno of block `block` (which holds docno d at (d - 1) >> 7).
 inline std::int64_t FirstDocnoOf(std::int64_t block) {
   return block * kDocnosPerBlock + 1;
 }

@@ -278,23 +278,31 @@ bool Compiler::NeedsPositions(const Node& n) const {
   return TextTokenizer::TokenizeToVector(n.term.text).size() > 1;
 }
 
+// Appends the tokens of `text` as single-term expressions, each `encode`d,
+// the last a prefix when `prefix`: what an index without positions ANDs for
+// a phrase. (No column filter: such an index has one column, and a message
+// token never starts like a field term, attrs_codec.h.)
+void AppendTokenTerms(std::string_view text, bool prefix,
+                      const std::function<std::string(std::string_view)>& encode,
+                      std::vector<std::string>& out) {
+  const std::vector<std::string> tokens = TextTokenizer::TokenizeToVector(text);
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    out.push_back(QuoteFtsString(encode(tokens[i])) +
+                  (prefix && i + 1 == tokens.size() ? " *" : ""));
+  }
+}
+
 Fts Compiler::TokensAllOf(const Node& n) const {
   std::vector<std::string> parts;
   if (n.kind == NodeKind::kNear) {
     for (std::string_view word : query::NearWords(n.term.text)) {
-      for (const std::string& token : TextTokenizer::TokenizeToVector(word)) {
-        parts.push_back(QuoteFtsString(EncodeMessagePhrase(token)));
-      }
+      AppendTokenTerms(word, false, EncodeMessagePhrase, parts);
     }
   } else if (!query::IsMessageField(n.term.field)) {
     // A number's text is several tokens ("0.6298"), its value one term.
     return OrNumber(n.term, FieldText(n.term.field, n.term.text, n.term.prefix));
   } else {
-    const std::vector<std::string> tokens = TextTokenizer::TokenizeToVector(n.term.text);
-    for (std::size_t i = 0; i < tokens.size(); ++i) {
-      std::string e = QuoteFtsString(EncodeMessagePhrase(tokens[i]));
-      parts.push_back(n.term.prefix && i + 1 == tokens.size() ? MessagePrefix(e, false) : e);
-    }
+    AppendTokenTerms(n.term.text, n.term.prefix, EncodeMessagePhrase, parts);
   }
   if (parts.empty()) return NeverMatchingFts();
   return AllOf(parts, {});
@@ -303,12 +311,10 @@ Fts Compiler::TokensAllOf(const Node& n) const {
 std::string Compiler::FieldText(const std::string& field, std::string_view text,
                                 bool prefix) const {
   if (has_positions()) return QuoteFtsString(EncodeFieldPhrase(field, text)) + (prefix ? " *" : "");
-  const std::vector<std::string> tokens = TextTokenizer::TokenizeToVector(text);
   std::vector<std::string> parts;
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    parts.push_back(QuoteFtsString(EncodeFieldPhrase(field, tokens[i])) +
-                    (prefix && i + 1 == tokens.size() ? " *" : ""));
-  }
+  AppendTokenTerms(
+      text, prefix, [&field](std::string_view token) { return EncodeFieldPhrase(field, token); },
+      parts);
   if (parts.empty()) return NeverMatchingFts();
   return parts.size() == 1 ? parts.front() : "(" + AllOf(parts, {}) + ")";
 }
