@@ -1,6 +1,7 @@
 #include "storage/row_predicate.h"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <optional>
 #include <string_view>
@@ -97,18 +98,37 @@ bool Exists(const std::string& field, const EventView& ev) {
   return false;
 }
 
-// True when `tokens` holds `want` contiguously, the last of `want` as a
-// prefix when `prefix`.
-bool ContainsTokens(const std::vector<std::string>& tokens, const std::vector<std::string>& want,
-                    bool prefix) {
-  if (want.empty() || want.size() > tokens.size()) return false;
-  for (std::size_t start = 0; start + want.size() <= tokens.size(); ++start) {
-    bool all = true;
-    for (std::size_t k = 0; k < want.size() && all; ++k) {
-      const std::string& t = tokens[start + k];
-      all = prefix && k + 1 == want.size() ? t.starts_with(want[k]) : t == want[k];
-    }
-    if (all) return true;
+// True when the tokens of `text` hold `want` contiguously, the last of
+// `want` as a prefix when `prefix`. Streams the tokens (a candidate's
+// message is read once, nothing is copied) and stops at the first match.
+bool ContainsTokens(std::string_view text, const std::vector<std::string>& want, bool prefix) {
+  const std::size_t n = want.size();
+  if (n == 0) return false;
+  auto matches = [&](std::string_view token, std::size_t k) {
+    return prefix && k + 1 == n ? token.starts_with(want[k]) : token == want[k];
+  };
+  if (n < 64) {
+    // Bit k of `open`: the last k tokens are want[0..k).
+    const std::uint64_t whole = std::uint64_t{1} << n;
+    std::uint64_t open = 1;
+    bool found = false;
+    TextTokenizer::Tokenize(text, [&](const TokenSpan& t) {
+      std::uint64_t next = 1;
+      for (std::uint64_t bits = open; bits != 0; bits &= bits - 1) {
+        const auto k = static_cast<std::size_t>(std::countr_zero(bits));
+        if (matches(t.token, k)) next |= std::uint64_t{2} << k;
+      }
+      open = next;
+      found = (open & whole) != 0;
+      return !found;
+    });
+    return found;
+  }
+  const std::vector<std::string> tokens = TextTokenizer::TokenizeToVector(text);
+  for (std::size_t start = 0; start + n <= tokens.size(); ++start) {
+    std::size_t k = 0;
+    while (k < n && matches(tokens[start + k], k)) ++k;
+    if (k == n) return true;
   }
   return false;
 }
@@ -123,7 +143,7 @@ bool TermMatches(const query::Term& t, const EventView& ev) {
   } else {
     const std::vector<std::string> want = TextTokenizer::TokenizeToVector(t.text);
     for (std::string_view s : values.strings) {
-      if (ContainsTokens(TextTokenizer::TokenizeToVector(s), want, t.prefix)) return true;
+      if (ContainsTokens(s, want, t.prefix)) return true;
     }
   }
   if (t.prefix || query::IsMessageField(t.field)) return false;
