@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <charconv>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -99,8 +100,8 @@ bool Exists(const std::string& field, const EventView& ev) {
 }
 
 // True when the tokens of `text` hold `want` contiguously, the last of
-// `want` as a prefix when `prefix`. Streams the tokens (a candidate's
-// message is read once, nothing is copied) and stops at the first match.
+// `want` as a prefix when `prefix`. Checks each token as the tokenizer
+// gives it, without a list of them, and stops at the first match.
 bool ContainsTokens(std::string_view text, const std::vector<std::string>& want, bool prefix) {
   const std::size_t n = want.size();
   if (n == 0) return false;
