@@ -134,7 +134,8 @@ bool ContainsTokens(std::string_view text, const std::vector<std::string>& want,
   return false;
 }
 
-bool TermMatches(const query::Term& t, const EventView& ev) {
+// `want`: the tokens of t.text (RowMatcher::Tokens).
+bool TermMatches(const query::Term& t, const std::vector<std::string>& want, const EventView& ev) {
   if (t.field == query::kIdField) return ev.id == t.text;
   const Values values = ValuesOf(t.field, ev);
   if (IsKeywordField(t.field)) {
@@ -142,7 +143,6 @@ bool TermMatches(const query::Term& t, const EventView& ev) {
       if (t.prefix ? s.starts_with(t.text) : s == t.text) return true;
     }
   } else {
-    const std::vector<std::string> want = TextTokenizer::TokenizeToVector(t.text);
     for (std::string_view s : values.strings) {
       if (ContainsTokens(s, want, t.prefix)) return true;
     }
@@ -193,7 +193,8 @@ bool NearMatches(const query::Term& t, const EventView& ev) {
   return false;
 }
 
-bool FuzzyMatches(const query::Term& t, const EventView& ev) {
+// `word`: the tokens of t.text (RowMatcher::Tokens).
+bool FuzzyMatches(const query::Term& t, const std::vector<std::string>& word, const EventView& ev) {
   const unsigned max = std::min(t.distance, 2u);
   if (IsKeywordField(t.field)) {
     for (std::string_view s : ValuesOf(t.field, ev).strings) {
@@ -201,7 +202,6 @@ bool FuzzyMatches(const query::Term& t, const EventView& ev) {
     }
     return false;
   }
-  const std::vector<std::string> word = TextTokenizer::TokenizeToVector(t.text);
   if (word.size() != 1) return false;
   for (std::string_view s : ValuesOf(t.field, ev).strings) {
     for (const std::string& token : TextTokenizer::TokenizeToVector(s)) {
@@ -286,20 +286,35 @@ void DcMatch(sqlite3_context* ctx, int, sqlite3_value** argv) {
 RowMatcher::RowMatcher() = default;
 RowMatcher::~RowMatcher() = default;
 
+namespace {
+
+// What `cache` holds for `text`, made by `make(text)` the first time; the
+// whole cache is dropped once it holds kMaxCachedRegexes.
+template <class Value, class Make>
+const Value& Cached(std::unordered_map<std::string, Value>& cache, const std::string& text,
+                    Make&& make) {
+  auto it = cache.find(text);
+  if (it != cache.end()) return it->second;
+  if (cache.size() >= kMaxCachedRegexes) cache.clear();
+  return cache.emplace(text, make(text)).first->second;
+}
+
+}  // namespace
+
 const re2::RE2& RowMatcher::Regex(const std::string& pattern) {
-  auto it = regexes_.find(pattern);
-  if (it != regexes_.end()) return *it->second;
-  if (regexes_.size() >= kMaxCachedRegexes) regexes_.clear();
-  RE2::Options options;
-  options.set_log_errors(false);
-  return *regexes_.emplace(pattern, std::make_unique<RE2>(pattern, options)).first->second;
+  return *Cached(regexes_, pattern, [](const std::string& p) {
+    RE2::Options options;
+    options.set_log_errors(false);
+    return std::make_unique<RE2>(p, options);
+  });
 }
 
 const std::vector<PatternPosition>& RowMatcher::Wildcard(const std::string& pattern) {
-  auto it = wildcards_.find(pattern);
-  if (it != wildcards_.end()) return it->second;
-  if (wildcards_.size() >= kMaxCachedRegexes) wildcards_.clear();
-  return wildcards_.emplace(pattern, SplitWildcardPattern(pattern)).first->second;
+  return Cached(wildcards_, pattern, SplitWildcardPattern);
+}
+
+const std::vector<std::string>& RowMatcher::Tokens(const std::string& text) {
+  return Cached(tokens_, text, TextTokenizer::TokenizeToVector);
 }
 
 bool RowMatcher::Matches(const Node& node, const EventView& event) {
@@ -326,7 +341,7 @@ bool RowMatcher::Matches(const Node& node, const EventView& event) {
 bool RowMatcher::MatchesLeaf(const Node& node, const EventView& event) {
   switch (node.kind) {
     case NodeKind::kTerm:
-      return TermMatches(node.term, event);
+      return TermMatches(node.term, Tokens(node.term.text), event);
     case NodeKind::kRange:
       return RangeMatches(node.range, event);
     case NodeKind::kExists:
@@ -336,7 +351,7 @@ bool RowMatcher::MatchesLeaf(const Node& node, const EventView& event) {
     case NodeKind::kNear:
       return NearMatches(node.term, event);
     case NodeKind::kFuzzy:
-      return FuzzyMatches(node.term, event);
+      return FuzzyMatches(node.term, Tokens(node.term.text), event);
     case NodeKind::kRegex: {
       const RE2& re = Regex(node.term.text);
       if (!re.ok()) return false;

@@ -61,11 +61,15 @@ class RowMatcher {
   bool MatchesLeaf(const query::Node& node, const EventView& event);
   const re2::RE2& Regex(const std::string& pattern);
   const std::vector<PatternPosition>& Wildcard(const std::string& pattern);
+  const std::vector<std::string>& Tokens(const std::string& text);
 
-  // Compiled regexes and split wildcard patterns by text (a node's address
-  // may be reused by another query); each dropped whole past a few dozen.
+  // Compiled regexes, split wildcard patterns and the tokens of terms and
+  // phrases, by text (a node's address may be reused by another query): a
+  // row check asks for them at every candidate. Each dropped whole past a
+  // few dozen.
   std::unordered_map<std::string, std::unique_ptr<re2::RE2>> regexes_;
   std::unordered_map<std::string, std::vector<PatternPosition>> wildcards_;
+  std::unordered_map<std::string, std::vector<std::string>> tokens_;
 };
 
 // Registers dc_match on `db`.
