@@ -175,13 +175,14 @@ class Compiler {
   Result<LeafPlan> PlanKeywordTerm(const Node& n);
   Result<std::optional<std::vector<std::string>>> ExpandKeywordPrefix(const query::Term& t);
   Result<std::optional<std::vector<std::string>>> ListTerms(TermRange range);
-  LeafPlan PlanRegex(const Node& n);
+  Result<LeafPlan> PlanRegex(const Node& n);
   // A keyword field whose older values this partition may hold as text.
   bool Legacy(const std::string& field) const {
     return !ListsField(options_.indexed_keywords, field);
   }
   Result<LeafPlan> PlanRange(const Node& n);
-  Fts LiteralsFts(const LiteralTree& tree, const std::string& prefix);
+  Result<Fts> LiteralsFts(const LiteralTree& tree, const std::string& prefix);
+  Result<Fts> InnerWordFts(std::string_view literal, const std::string& prefix);
   Result<std::vector<std::string>> Expand(const Node& n, TermRange range);
   Result<std::string> RangeCondition(const query::Range& r);
   Fts HoldsTermOf(const std::string& field) const;
@@ -835,7 +836,9 @@ Result<LeafPlan> Compiler::PlanKeyword(const Node& n) {
     // Events written before keyword fields: what their text tokens give.
     Fts text;
     if (n.kind == NodeKind::kRegex) {
-      text = LiteralsFts(RequiredLiterals(t.text), FieldTermPrefix(t.field));
+      auto literals = LiteralsFts(RequiredLiterals(t.text), FieldTermPrefix(t.field));
+      if (!literals.ok()) return literals.status();
+      text = std::move(*literals);
     } else if (n.kind == NodeKind::kWildcard && TextTokenizer::HasTokens(literal)) {
       text = FieldText(t.field, literal, true);
     }
@@ -846,42 +849,68 @@ Result<LeafPlan> Compiler::PlanKeyword(const Node& n) {
   return LeafPlan{keyword, std::nullopt};
 }
 
-LeafPlan Compiler::PlanRegex(const Node& n) {
-  return LeafPlan{std::nullopt, LiteralsFts(RequiredLiterals(n.term.text), TermPrefix(n.term))};
+Result<LeafPlan> Compiler::PlanRegex(const Node& n) {
+  auto literals = LiteralsFts(RequiredLiterals(n.term.text), TermPrefix(n.term));
+  if (!literals.ok()) return literals.status();
+  return LeafPlan{std::nullopt, std::move(*literals)};
 }
 
 // The FTS5 form of a literal tree: nullopt where nothing is known.
-Fts Compiler::LiteralsFts(const LiteralTree& tree, const std::string& prefix) {
+Result<Fts> Compiler::LiteralsFts(const LiteralTree& tree, const std::string& prefix) {
   switch (tree.kind) {
     case LiteralTree::Kind::kAll:
-      return std::nullopt;
+      return Fts();
     case LiteralTree::Kind::kLiteral: {
       GuaranteedPhrase phrase = GuaranteedTokens(tree.literal);
-      if (phrase.tokens.empty()) return std::nullopt;
+      if (phrase.tokens.empty()) return InnerWordFts(tree.literal, prefix);
       for (std::string& t : phrase.tokens) t = prefix + t;
       if (phrase.last_is_prefix && prefix.empty())
-        return MessagePrefix(RawPhrase(phrase.tokens, false, has_positions()), has_positions());
-      return RawPhrase(phrase.tokens, phrase.last_is_prefix, has_positions());
+        return Fts(
+            MessagePrefix(RawPhrase(phrase.tokens, false, has_positions()), has_positions()));
+      return Fts(RawPhrase(phrase.tokens, phrase.last_is_prefix, has_positions()));
     }
     case LiteralTree::Kind::kAnd: {
       std::vector<std::string> parts;
       for (const LiteralTree& c : tree.children) {
-        if (Fts f = LiteralsFts(c, prefix)) parts.push_back(std::move(*f));
+        auto f = LiteralsFts(c, prefix);
+        if (!f.ok()) return f.status();
+        if (*f) parts.push_back(std::move(**f));
       }
-      if (parts.empty()) return std::nullopt;
-      return AllOf(parts, {});
+      if (parts.empty()) return Fts();
+      return Fts(AllOf(parts, {}));
     }
     case LiteralTree::Kind::kOr: {
       std::string any;
       for (const LiteralTree& c : tree.children) {
-        Fts f = LiteralsFts(c, prefix);
-        if (!f) return std::nullopt;
-        any += (any.empty() ? "(" : " OR (") + *f + ")";
+        auto f = LiteralsFts(c, prefix);
+        if (!f.ok()) return f.status();
+        if (!*f) return Fts();
+        any += (any.empty() ? "(" : " OR (") + **f + ")";
       }
-      return any;
+      return Fts(std::move(any));
     }
   }
-  return std::nullopt;
+  return Fts();
+}
+
+// A literal of one word whose edges may sit inside longer tokens
+// (InnerWord): the terms of the day's vocabulary that hold the word, and
+// those long enough to have been cut (the word may have been past the cut).
+// Nullopt without a vocabulary or past max_expansions: the rows are read.
+Result<Fts> Compiler::InnerWordFts(std::string_view literal, const std::string& prefix) {
+  const std::string word = InnerWord(literal);
+  if (word.empty() || terms_ == nullptr) return Fts();
+  TermRange range;
+  range.first = prefix;
+  range.limit = PrefixLimit(prefix);
+  range.accept = ForField(prefix, [&word](std::string_view token) {
+    return token.find(word) != std::string_view::npos ||
+           token.size() + 3 >= TextTokenizer::kMaxTokenBytes;
+  });
+  auto terms = ListTerms(std::move(range));
+  if (!terms.ok()) return terms.status();
+  if (!*terms) return Fts();
+  return Fts(AnyOf(**terms));
 }
 
 // The conjuncts of `n`: its children, and theirs for a child AND.

@@ -409,4 +409,11 @@ GuaranteedPhrase GuaranteedTokens(std::string_view literal, bool left_boundary,
   return out;
 }
 
+std::string InnerWord(std::string_view literal) {
+  std::vector<std::string> words = TextTokenizer::TokenizeToVector(literal);
+  if (words.size() != 1 || TextTokenizer::IsCjkToken(words.front())) return {};
+  if (words.front().size() < kMinPrefixBytes) return {};
+  return std::move(words.front());
+}
+
 }  // namespace dashcam::storage

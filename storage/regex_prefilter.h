@@ -18,6 +18,12 @@
 // kept as a prefix (at the end; dropped instead when it is shorter than 3
 // bytes and other tokens remain, since such a prefix matches too many terms).
 //
+// InnerWord covers the literal GuaranteedTokens can say nothing of: one
+// word whose edges may both sit inside a longer token (`NCCL` in `/NCCL/`).
+// Any text containing it holds it inside one of its tokens, folded as
+// tokens are, unless that token was cut (TextTokenizer::kMaxTokenBytes)
+// before it; the caller looks the word up in the vocabulary.
+//
 // Thread-safety: pure functions.
 #pragma once
 
@@ -47,5 +53,10 @@ struct GuaranteedPhrase {
 // a token boundary of the text.
 GuaranteedPhrase GuaranteedTokens(std::string_view literal, bool left_boundary = false,
                                   bool right_boundary = false);
+
+// The literal's one word, folded, when the literal is a single non-CJK word
+// of at least 3 bytes (shorter ones are inside too many terms to narrow
+// by); else empty.
+std::string InnerWord(std::string_view literal);
 
 }  // namespace dashcam::storage

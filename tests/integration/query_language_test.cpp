@@ -354,9 +354,10 @@ TEST_F(QueryLanguageTest, TimeBudgetStopsAScanningRegex) {
               200);
   }
   // Each regex decodes every row again in SQLite, and is another pass over
-  // the column in ClickHouse: 48 make the scan slow anywhere.
-  std::string q = "/zzq[0-9]{2}x/";
-  for (int i = 1; i < 48; ++i) q += fmt::format(" OR /zz{}[0-9]x/", i);
+  // the column in ClickHouse: 48 make the scan slow anywhere. (No literal
+  // word of 3 bytes, which the vocabulary would answer without the rows.)
+  std::string q = "/[xz]q[0-9]{2}[xz]/";
+  for (int i = 1; i < 48; ++i) q += fmt::format(" OR /[xz]{}[0-9][xz]/", i);
   const HttpResult res = Get(q, "&track_total_hits=true");
   ASSERT_EQ(res.status, 503) << res.body.substr(0, 300);
   const json::value v = json::parse(res.body);

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "storage/attrs_codec.h"
+#include "storage/text_tokenizer.h"
 
 namespace dashcam::storage {
 namespace {
@@ -354,6 +355,34 @@ TEST(FtsQueryCompilerTest, SeveralPositionsArePhrasesOrCandidates) {
   EXPECT_EQ(q.fts, "(" + M("x") + ") OR (" + gpu + " + " + node + ")");
   EXPECT_EQ(q.where, "(" + In(10) + ") OR ((" + In(11) + " AND " + Check(12) + "))");
   EXPECT_EQ(q.params, (Params{M("x"), gpu + " + " + node, &either.children[1]}));
+}
+
+TEST(FtsQueryCompilerTest, ARegexOfOneWordAsksTheVocabularyForTheTermsHoldingIt) {
+  // The word may sit inside a longer token (libnccl2), and a token longer
+  // than the index keeps may hold it past the cut.
+  const std::string cut(TextTokenizer::kMaxTokenBytes - 2, 'f');
+  FakeTerms terms({"nccl", "libnccl2", "cuda", "warn", cut, "hostname\x1fnccl1",
+                   "hostname\x1f"
+                   "bob"});
+  const Node nccl = Leaf(NodeKind::kRegex, "", "NCCL");
+  CompiledQuery q = CompileWith(nccl, terms);
+  EXPECT_EQ(q.fts, "(" + R(cut) + " OR " + R("libnccl2") + " OR " + R("nccl") + ")");
+  EXPECT_EQ(q.where, Check(10));
+  // A field's regex: the field's own terms.
+  q = CompileWith(Leaf(NodeKind::kRegex, "hostname", "ncc.*"), terms);
+  EXPECT_EQ(q.fts, R("hostname\x1fnccl1"));
+  q = CompileWith(Leaf(NodeKind::kRegex, "hostname", "warn"), terms);
+  EXPECT_EQ(q.fts, NeverMatchingFts());  // no hostname term holds it
+  // Each literal of an AND.
+  q = CompileWith(Leaf(NodeKind::kRegex, "", "CUDA.+NCCL"), terms);
+  EXPECT_EQ(q.fts, "((" + R("cuda") + " OR " + R(cut) + ")) AND ((" + R(cut) + " OR " +
+                       R("libnccl2") + " OR " + R("nccl") + "))");
+  // Past max_expansions, or a word too short: the rows are read.
+  q = CompileWith(nccl, terms, CompileOptions{.max_expansions = 2});
+  EXPECT_FALSE(q.fts.has_value());
+  EXPECT_FALSE(CompileWith(Leaf(NodeKind::kRegex, "", "cu"), terms).fts.has_value());
+  // No vocabulary: nothing is known.
+  EXPECT_FALSE(Compile(nccl).fts.has_value());
 }
 
 TEST(FtsQueryCompilerTest, FuzzyTermsExpandByEditDistance) {

@@ -298,6 +298,25 @@ TEST_F(QueryLanguageStoreTest, Regexes) {
   EXPECT_EQ(Find(LangLeaf(NodeKind::kRegex, "tags", "a1b")), Names{});
 }
 
+TEST_F(QueryLanguageStoreTest, RegexesOfOneWordFindItInsideTokensAndPastTheCut) {
+  // The vocabulary gives the terms holding the word; the cut token is one of
+  // them because it is long, though the word is past what the index keeps.
+  const std::string blob = "blob " + std::string(140, 'f') + "NCCLwarn end";
+  AddJson(Ev("NCCL WARN Could not enable P2P access"));
+  AddJson(Ev("libnccl2 loaded"));
+  AddJson(Ev(blob));
+  AddJson(Ev("epoch 3 done"));
+  AddJson(Ev("y", R"(,"user":"ncclbot")"));
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kRegex, "", "NCCL")),
+            (Names{"NCCL WARN Could not enable P2P access", blob}));
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kRegex, "", "nccl")), (Names{"libnccl2 loaded"}));
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kRegex, "", "NCCLwarn")), (Names{blob}));
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kRegex, "", "cclw.*end")), Names{});
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kRegex, "", "ffNCCLw.*end")), (Names{blob}));
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kRegex, "user", "cclb")), (Names{"y"}));
+  EXPECT_EQ(Find(LangLeaf(NodeKind::kRegex, "", "ccl")), (Names{"libnccl2 loaded"}));
+}
+
 TEST_F(QueryLanguageStoreTest, FuzzyAndProximity) {
   AddJson(Ev("CUDA out of memory"));
   AddJson(Ev("memory pressure"));

@@ -3,6 +3,7 @@
 // on — that no text a regex matches is ever excluded by its prefilter.
 #include "storage/regex_prefilter.h"
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -133,6 +134,16 @@ bool Passes(const LiteralTree& t, const std::vector<std::string>& tokens) {
       return true;
     case LiteralTree::Kind::kLiteral: {
       const std::string_view text(t.literal);
+      // As the query compiler reads it: a literal of one word held inside
+      // tokens asks for the terms holding the word, or cut before it.
+      if (GuaranteedTokens(text).tokens.empty()) {
+        const std::string word = InnerWord(text);
+        if (word.empty()) return true;
+        return std::any_of(tokens.begin(), tokens.end(), [&](const std::string& token) {
+          return token.find(word) != std::string::npos ||
+                 token.size() + 3 >= TextTokenizer::kMaxTokenBytes;
+        });
+      }
       for (std::size_t pos = 0; pos <= text.size();) {
         const std::size_t end = std::min(text.find(kBoundary, pos), text.size());
         if (!ContainsPhrase(tokens, GuaranteedTokens(text.substr(pos, end - pos), pos > 0,
@@ -186,6 +197,8 @@ TEST(RegexPrefilterTest, NeverExcludesAMatch) {
   std::vector<std::string> messages;
   for (int i = 0; i < 600; ++i) messages.push_back(gen.Next().message);
   messages.push_back("CUDA显存不足, kelvin \xE2\x84\xAA and \xC5\xBF long s");
+  // A token longer than the index keeps: a word past the cut is in no term.
+  messages.push_back("blob " + std::string(140, 'f') + "NCCLwarnTimeoutRank3 end");
   std::vector<std::vector<std::string>> tokens;
   for (const std::string& m : messages) tokens.push_back(TextTokenizer::TokenizeToVector(m));
 
@@ -207,6 +220,21 @@ TEST(RegexPrefilterTest, NeverExcludesAMatch) {
   }
   EXPECT_GT(matched, 400);
   EXPECT_GT(narrowed, 200);
+}
+
+TEST(RegexPrefilterTest, InnerWordIsALiteralsOneWordFolded) {
+  EXPECT_EQ(InnerWord("NCCL"), "nccl");
+  EXPECT_EQ(InnerWord("Traceback:"), "traceback");
+  EXPECT_EQ(InnerWord("\xEF\xBC\xA3UDA"), "cuda");  // a fullwidth C
+  EXPECT_EQ(InnerWord("nan"), "nan");
+  EXPECT_EQ(InnerWord("na"), "");      // inside too many terms
+  EXPECT_EQ(InnerWord("out of"), "");  // two words: GuaranteedTokens' case
+  EXPECT_EQ(InnerWord("显存"), "");    // a CJK piece is a whole token
+  EXPECT_EQ(InnerWord(": ="), "");
+  // The word of a literal that guarantees no whole token.
+  EXPECT_TRUE(GuaranteedTokens("NCCL").tokens.empty());
+  const std::string cut = std::string(140, 'f') + "NCCL";
+  EXPECT_EQ(TextTokenizer::TokenizeToVector(cut).front().find("nccl"), std::string::npos);
 }
 
 TEST(RegexPrefilterTest, CaseInsensitiveLettersAreNotRequired) {
