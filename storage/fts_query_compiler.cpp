@@ -209,16 +209,10 @@ class Compiler {
   // A field's text value as a phrase of its field terms, or all of them
   // without positions; `prefix`: the last is a prefix.
   std::string FieldText(const std::string& field, std::string_view text, bool prefix) const;
-  // The keys of the index's matches of `fts` (rowid_layout.h).
-  std::string InFts(std::string fts) {
-    const RowidLayout& rowids = options_.rowids;
-    std::string keys = "rowid FROM fts";
-    if (rowids.dense()) {
-      const DocnoKeySql docno = KeyOfDocno(rowids, rowids.late);
-      keys = fmt::format("{} FROM fts {}", docno.key, docno.join);
-    }
-    return fmt::format("e.key IN (SELECT {} WHERE fts MATCH ?{})", keys, Param(std::move(fts)));
-  }
+  // Whether the event is among the index's matches of `fts` (rowid_layout.h
+  // for their keys), walked in step with the scan (fts_membership.h), where
+  // `e.key IN (SELECT ...)` would read every match of the day first.
+  std::string InFts(std::string fts);
   int Param(std::variant<std::string, std::int64_t, const query::Node*> v) {
     out_.params.push_back(std::move(v));
     return kFirstWhereParam + static_cast<int>(out_.params.size()) - 1;
@@ -438,10 +432,10 @@ Result<std::string> Compiler::Condition(const Node& n, bool candidates_driven) {
       if (child.kind == NodeKind::kExists && !driven_) {
         if (auto held = HoldsTermOf(child.term.field)) {
           // An event with an index term of the field has the field: only
-          // the others are read, if any can have it. (SQLite builds the set
-          // of those events once per query, which pays when every event in
-          // the range is scanned, not when FTS5 already picked a few.)
-          std::string lacking = "NOT (" + InFts(std::move(*held)) + ")";
+          // the others are read, if any can have it. (This pays when every
+          // event in the range is scanned, not when FTS5 already picked a
+          // few.)
+          std::string lacking = "NOT " + InFts(std::move(*held));
           if (TermsTellExistence(child.term.field)) return lacking;
           return lacking + " AND NOT (" + RowCheck(child) + ")";
         }
@@ -537,6 +531,40 @@ Result<Fts> Compiler::ExistsExact(const Node& n) {
     if (!*rare || !**rare) return Fts();
   }
   return HoldsTermOf(n.term.field);
+}
+
+// Quoted as an SQL string literal.
+std::string SqlString(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) {
+    out += c;
+    if (c == '\'') out += '\'';
+  }
+  return out + "'";
+}
+
+std::string Compiler::InFts(std::string fts) {
+  const RowidLayout& rowids = options_.rowids;
+  std::string key = "fts.rowid", join, below = "?2", above = "?2";
+  if (rowids.dense()) {
+    const DocnoKeySql docno = KeyOfDocno(rowids, rowids.late);
+    key = docno.key;
+    join = docno.join;
+    below = DocnoBoundSql(rowids, "?2", true) + " - 1";
+    above = DocnoBoundSql(rowids, "?2", false);
+  }
+  const std::string all =
+      fmt::format("SELECT {} FROM fts{}{} WHERE fts MATCH ?1", key, join.empty() ? "" : " ", join);
+  std::string desc, asc;
+  // Walked in step only where rowid order is key order, and where a seek
+  // does not read the whole doclist of a prefix's terms again.
+  if (!rowids.late && !HasPrefixTerm(fts)) {
+    desc = fmt::format("{} AND fts.rowid <= {} ORDER BY fts.rowid DESC", all, below);
+    asc = fmt::format("{} AND fts.rowid >= {} ORDER BY fts.rowid", all, above);
+  }
+  const int param = Param(std::move(fts));
+  return fmt::format("dc_fts_has(e.key, ?{}, {}, {}, {})", param, SqlString(desc), SqlString(asc),
+                     SqlString(all));
 }
 
 Result<std::string> Compiler::RangeCondition(const query::Range& r) {

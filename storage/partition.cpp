@@ -10,6 +10,7 @@
 
 #include "storage/attrs_codec.h"
 #include "storage/docno_keys.h"
+#include "storage/fts_membership.h"
 #include "storage/fts_tokenizer.h"
 #include "storage/row_predicate.h"
 #include "storage/stored_names.h"
@@ -684,6 +685,7 @@ Result<std::unique_ptr<PartitionReader>> PartitionReader::Open(const std::string
   if (auto s = RegisterNameFunction(r->db_.get()); !s.ok()) return s;
   if (auto s = RegisterRowidsGuard(r->db_.get()); !s.ok()) return s;
   if (auto s = RegisterDocnoKeyFunctions(r->db_.get()); !s.ok()) return s;
+  if (auto s = RegisterFtsMembership(r->db_.get()); !s.ok()) return s;
   sqlite3_busy_timeout(r->db_.get(), kBusyTimeoutMs);
   if (auto s = r->db_.Exec(fmt::format("PRAGMA cache_size=-{}", cache_kib)); !s.ok()) return s;
   r->ReadMeta();  // a file without meta yet reads as legacy

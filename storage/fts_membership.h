@@ -1,0 +1,37 @@
+// dc_fts_has(key, fts, desc_sql, asc_sql, all_sql): whether event `key` is
+// among the matches of the FTS5 expression `fts` in this partition: what
+// `key IN (all_sql)` says with ?1 = fts, without building the whole set
+// first.
+//
+// SQLite runs such an IN by reading every match of the day into a temporary
+// b-tree before the first row, so `NOT log.level:INFO` paid for three
+// quarters of a day's events to show a hundred others. The query compiler
+// writes dc_fts_has instead where a scan asks a NOT of an index expression,
+// and scans visit keys in order (newest first for hits, oldest first for a
+// count): the function walks the matches in step with the scan, through
+// `desc_sql` (the keys <= ?2, descending) or `asc_sql` (>= ?2, ascending),
+// each with ?1 = fts, so it reads only as far as the scan goes. A key out of
+// step seeks again; after a few such seeks, or when the seek SQL is empty
+// (rowid order is not key order, or a prefix term makes every seek read
+// the term's whole doclist), it reads all_sql once into a sorted array and
+// answers by binary search.
+//
+// State lives in the call's auxiliary data on argument `fts`, a bound
+// parameter (constant for one run of a statement), and goes with it. The
+// nested statements run on the caller's connection, in its transaction, so
+// they read the same snapshot; their errors (an interrupt at the deadline
+// among them) become the caller's.
+//
+// Thread-safety: per connection, as SQLite functions are.
+#pragma once
+
+#include <sqlite3.h>
+
+#include "storage/status.h"
+
+namespace dashcam::storage {
+
+// Registers dc_fts_has on `db`.
+Status RegisterFtsMembership(sqlite3* db);
+
+}  // namespace dashcam::storage
