@@ -6,9 +6,10 @@
 // SQLite runs such an IN by reading every match of the day into a temporary
 // b-tree before the first row, so `NOT log.level:INFO` paid for three
 // quarters of a day's events to show a hundred others. The query compiler
-// writes dc_fts_has instead where a scan asks a NOT of an index expression,
-// and scans visit keys in order (newest first for hits, oldest first for a
-// count): the function walks the matches in step with the scan, through
+// writes dc_fts_has instead wherever a condition asks whether the index
+// matches an event (a NOT, an OR beside a row check, a row check's
+// candidates), and scans visit keys in order (newest first for hits, oldest
+// first for a count): the function walks the matches in step, through
 // `desc_sql` (the keys <= ?2, descending) or `asc_sql` (>= ?2, ascending),
 // each with ?1 = fts, so it reads only as far as the scan goes. A key out of
 // step seeks again; after a few such seeks, or when the seek SQL is empty
