@@ -337,15 +337,20 @@ class Analyzer {
     return LiteralText(ch);
   }
 
-  // Text matched as written; under (?i) a letter may match other cases
-  // (and RE2 folds more than the tokenizer does: K, the Kelvin sign), so
-  // case-insensitive letters are not modelled.
+  // Text matched as written. Under (?i) an ASCII letter is lowercased, as
+  // the tokenizer folds it, since only its two cases match it; not k and s,
+  // which RE2 also matches to the Kelvin sign and long s (the tokenizer
+  // keeps those), nor other letters (RE2 and the tokenizer fold them
+  // differently): those are not modelled.
   Info LiteralText(std::string_view text) {
-    for (char c : text) {
+    std::string out(text);
+    for (char& c : out) {
       if (c == kBoundary) return Info::Any();  // a NUL in the pattern
-      if (fold_ && (IsAsciiAlpha(c) || static_cast<unsigned char>(c) >= 0x80)) return Info::Any();
+      if (!fold_ || !(IsAsciiAlpha(c) || static_cast<unsigned char>(c) >= 0x80)) continue;
+      c = AsciiLower(c);
+      if (c == 'k' || c == 's' || static_cast<unsigned char>(c) >= 0x80) return Info::Any();
     }
-    return Info::Exact({std::string(text)});
+    return Info::Exact({std::move(out)});
   }
 
   // Start or end of the text (or of a line): a token boundary.

@@ -4,8 +4,11 @@
 // RequiredLiterals reads an RE2 pattern (already accepted by RE2) and
 // returns a tree of literal strings: every string the pattern matches
 // contains the literals the tree requires (AND: all children; OR: at least
-// one; kAll: nothing is known). It is conservative: syntax it does not model
-// (classes, \d, case-insensitive parts) becomes kAll, never a requirement.
+// one; kAll: nothing is known), up to the case of ASCII letters the pattern
+// matches case-insensitively (lowercased in the literal: the tree is read
+// through tokens, which are folded). It is conservative: syntax it does not
+// model (classes, \d, case-insensitive k, s and non-ASCII letters) becomes
+// kAll, never a requirement.
 // A literal may hold kBoundary bytes where the pattern has `^`, `$`, `\A`
 // or `\z`: the text starts, ends or has a line break there, which is a
 // token boundary.

@@ -56,10 +56,12 @@ TEST(RegexPrefilterTest, LiteralTrees) {
       {"[abc]def", "'def'"},
       {"[]a]b", "'b'"},
       {"\\d+ms", "'ms'"},
-      {"(?i)cuda", "*"},
-      {"(?i:cuda) error", "' error'"},
-      {"cuda (?i)error", "'cuda '"},
-      {"(?i)a|b", "*"},
+      {"(?i)CUDA", "'cuda'"},
+      {"(?i:CUDA) error", "'cuda error'"},
+      {"cuda (?i)ERROR", "'cuda error'"},
+      {"(?i)a|b", "(OR 'a' 'b')"},
+      {"(?i)mask", "'ma'"},  // k and s: see below
+      {"(?i)caf\xC3\xA9s", "'caf'"},
       {"a\\.b\\Q*+\\E", "'a.b*+'"},
       {"\\bword\\b", "'word'"},
       {"(?P<name>abc)", "'abc'"},
@@ -197,6 +199,9 @@ TEST(RegexPrefilterTest, NeverExcludesAMatch) {
   std::vector<std::string> messages;
   for (int i = 0; i < 600; ++i) messages.push_back(gen.Next().message);
   messages.push_back("CUDA显存不足, kelvin \xE2\x84\xAA and \xC5\xBF long s");
+  messages.push_back(
+      "NCCL \xE2\x84\xAA"
+      "elvin lo\xC5\xBF\xC5\xBF Mask");
   // A token longer than the index keeps: a word past the cut is in no term.
   messages.push_back("blob " + std::string(140, 'f') + "NCCLwarnTimeoutRank3 end");
   std::vector<std::vector<std::string>> tokens;
@@ -237,16 +242,23 @@ TEST(RegexPrefilterTest, InnerWordIsALiteralsOneWordFolded) {
   EXPECT_EQ(TextTokenizer::TokenizeToVector(cut).front().find("nccl"), std::string::npos);
 }
 
-TEST(RegexPrefilterTest, CaseInsensitiveLettersAreNotRequired) {
+TEST(RegexPrefilterTest, CaseInsensitiveKAndSAreNotRequired) {
   // RE2 folds the Kelvin sign into k and long s into s; the tokenizer does
-  // not, so (?i) letters must not become index requirements.
+  // not, so (?i) k and s must not become index requirements. Other ASCII
+  // letters match only their two cases, which the tokenizer folds alike.
   EXPECT_TRUE(
       RE2::PartialMatch("\xE2\x84\xAA"
                         "elvin",
                         "(?i)kelvin"));
-  EXPECT_EQ(RequiredLiterals("(?i)kelvin").kind, LiteralTree::Kind::kAll);
-  // Digits and punctuation have no case: they still count.
-  EXPECT_EQ(Show(RequiredLiterals("(?i)k3lv1n-42")), "(AND '3' '1' '-42')");
+  EXPECT_TRUE(RE2::PartialMatch("lo\xC5\xBF\xC5\xBF", "(?i)LOSS"));
+  EXPECT_EQ(Show(RequiredLiterals("(?i)kelvin")), "'elvin'");
+  EXPECT_EQ(Show(RequiredLiterals("(?i)LOSS")), "'lo'");
+  EXPECT_TRUE(Passes(RequiredLiterals("(?i)kelvin"), TextTokenizer::TokenizeToVector("\xE2\x84\xAA"
+                                                                                     "elvin")));
+  EXPECT_TRUE(
+      Passes(RequiredLiterals("(?i)LOSS"), TextTokenizer::TokenizeToVector("lo\xC5\xBF\xC5\xBF")));
+  // Digits and punctuation have no case: they count as ever.
+  EXPECT_EQ(Show(RequiredLiterals("(?i)k3lv1n-42")), "'3lv1n-42'");
 }
 
 }  // namespace
