@@ -11,11 +11,12 @@
 // candidates), and scans visit keys in order (newest first for hits, oldest
 // first for a count): the function walks the matches in step, through
 // `desc_sql` (the keys <= ?2, descending) or `asc_sql` (>= ?2, ascending),
-// each with ?1 = fts, so it reads only as far as the scan goes. A key out of
-// step seeks again; after a few such seeks, or when the seek SQL is empty
-// (rowid order is not key order, or a prefix term makes every seek read
-// the term's whole doclist), it reads all_sql once into a sorted array and
-// answers by binary search.
+// each with ?1 = fts, so it reads only as far as the scan goes; a key far
+// ahead (a scan of the few rows a rare term picked) is sought, not stepped
+// to. A key out of step seeks again; after a few such seeks, or when the
+// seek SQL is empty (rowid order is not key order, or a prefix term makes
+// every seek read the term's whole doclist), it reads all_sql once into a
+// sorted array and answers by binary search.
 //
 // State lives in the call's auxiliary data on argument `fts`, a bound
 // parameter (constant for one run of a statement), and goes with it. The

@@ -136,6 +136,33 @@ TEST_F(FtsMembershipTest, AScanThatStopsEarlyWalksOnlyAsFarAsItGoes) {
   }
 }
 
+TEST_F(FtsMembershipTest, ScatteredKeysAreSoughtNotSteppedTo) {
+  const std::set<std::int64_t> alpha = Matches("alpha");
+  ASSERT_GT(alpha.size(), 900u);
+  // The first, middle and last events: ~500 matches lie between each two.
+  auto keys = db_.Prepare("SELECT key FROM events ORDER BY key");
+  ASSERT_TRUE(keys.ok());
+  std::vector<std::int64_t> all;
+  while (keys->Step() == SQLITE_ROW) all.push_back(keys->Int(0));
+  const std::string picked =
+      fmt::format("{}, {}, {}", all.front(), all[all.size() / 2], all.back());
+  for (const char* order : {"key DESC", "key"}) {
+    SCOPED_TRACE(order);
+    walked_ = 0;
+    auto stmt = db_.Prepare(fmt::format("SELECT key, {} FROM events WHERE key IN ({}) ORDER BY {}",
+                                        Has(), picked, order));
+    ASSERT_TRUE(stmt.ok()) << stmt.status().ToString();
+    stmt->Bind(1, std::string("alpha"));
+    int rows = 0;
+    while (stmt->Step() == SQLITE_ROW) {
+      ++rows;
+      EXPECT_EQ(stmt->Int(1) != 0, alpha.count(stmt->Int(0)) == 1);
+    }
+    EXPECT_EQ(rows, 3);
+    EXPECT_LT(walked_, 700) << "of " << alpha.size();
+  }
+}
+
 TEST_F(FtsMembershipTest, TheNestedStatementsErrorFailsTheStatement) {
   auto stmt = db_.Prepare(fmt::format("SELECT count(*) FROM events WHERE {}", Has()));
   ASSERT_TRUE(stmt.ok());
