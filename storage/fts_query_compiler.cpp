@@ -23,6 +23,7 @@
 #include "storage/partition.h"
 #include "storage/record.h"
 #include "storage/regex_prefilter.h"
+#include "storage/sqlite_db.h"
 #include "storage/text_tokenizer.h"
 #include "storage/token_pattern.h"
 
@@ -533,16 +534,6 @@ Result<Fts> Compiler::ExistsExact(const Node& n) {
   return HoldsTermOf(n.term.field);
 }
 
-// Quoted as an SQL string literal.
-std::string SqlString(std::string_view text) {
-  std::string out = "'";
-  for (char c : text) {
-    out += c;
-    if (c == '\'') out += '\'';
-  }
-  return out + "'";
-}
-
 std::string Compiler::InFts(std::string fts) {
   const RowidLayout& rowids = options_.rowids;
   std::string key = "fts.rowid", join, below = "?2", above = "?2";
@@ -563,8 +554,8 @@ std::string Compiler::InFts(std::string fts) {
     asc = fmt::format("{} AND fts.rowid >= {} ORDER BY fts.rowid", all, above);
   }
   const int param = Param(std::move(fts));
-  return fmt::format("dc_fts_has(e.key, ?{}, {}, {}, {})", param, SqlString(desc), SqlString(asc),
-                     SqlString(all));
+  return fmt::format("dc_fts_has(e.key, ?{}, {}, {}, {})", param, SqlStringLiteral(desc),
+                     SqlStringLiteral(asc), SqlStringLiteral(all));
 }
 
 Result<std::string> Compiler::RangeCondition(const query::Range& r) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "storage/docno_keys.h"
+#include "storage/sqlite_db.h"
 
 namespace dashcam::storage {
 namespace {
@@ -98,16 +99,11 @@ std::string MarkLateSql() {
 
 std::string RowidsGuardSql(const RowidLayout& layout) {
   // The meta value is digits and a prefix of ours, or a file's own text:
-  // quoted as an SQL string either way.
-  std::string quoted;
-  for (char c : layout.meta) {
-    quoted += c;
-    if (c == '\'') quoted += '\'';
-  }
-  // A scalar subquery: SQLite evaluates it once per statement, where the
-  // function call alone would be evaluated for every row.
-  return fmt::format("(SELECT dc_rowids((SELECT value FROM meta WHERE key = '{}'), '{}'))",
-                     kRowidsMeta, quoted);
+  // quoted as an SQL string either way. A scalar subquery: SQLite evaluates
+  // it once per statement, where the function call alone would be evaluated
+  // for every row.
+  return fmt::format("(SELECT dc_rowids((SELECT value FROM meta WHERE key = '{}'), {}))",
+                     kRowidsMeta, SqlStringLiteral(layout.meta));
 }
 
 Status RegisterRowidsGuard(sqlite3* db) {

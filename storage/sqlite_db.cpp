@@ -42,6 +42,15 @@ Status SqliteStatus(int rc, sqlite3* db, std::string_view what) {
   }
 }
 
+std::string SqlStringLiteral(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) {
+    out += c;
+    if (c == '\'') out += '\'';
+  }
+  return out + "'";
+}
+
 Stmt& Stmt::operator=(Stmt&& o) noexcept {
   if (this != &o) {
     sqlite3_finalize(stmt_);

@@ -21,6 +21,9 @@ namespace dashcam::storage {
 // returns.
 Status SqliteStatus(int rc, sqlite3* db, std::string_view what);
 
+// `text` as an SQL string literal: in single quotes, each quote doubled.
+std::string SqlStringLiteral(std::string_view text);
+
 class Stmt {
  public:
   Stmt() = default;
