@@ -1,9 +1,7 @@
 #include "storage/row_predicate.h"
 
 #include <algorithm>
-#include <bit>
 #include <charconv>
-#include <cstdint>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -100,38 +98,11 @@ bool Exists(const std::string& field, const EventView& ev) {
 }
 
 // True when the tokens of `text` hold `want` contiguously, the last of
-// `want` as a prefix when `prefix`. Checks each token as the tokenizer
-// gives it, without a list of them, and stops at the first match.
+// `want` as a prefix when `prefix`.
 bool ContainsTokens(std::string_view text, const std::vector<std::string>& want, bool prefix) {
-  const std::size_t n = want.size();
-  if (n == 0) return false;
-  auto matches = [&](std::string_view token, std::size_t k) {
-    return prefix && k + 1 == n ? token.starts_with(want[k]) : token == want[k];
-  };
-  if (n < 64) {
-    // Bit k of `open`: the last k tokens are want[0..k).
-    const std::uint64_t whole = std::uint64_t{1} << n;
-    std::uint64_t open = 1;
-    bool found = false;
-    TextTokenizer::Tokenize(text, [&](const TokenSpan& t) {
-      std::uint64_t next = 1;
-      for (std::uint64_t bits = open; bits != 0; bits &= bits - 1) {
-        const auto k = static_cast<std::size_t>(std::countr_zero(bits));
-        if (matches(t.token, k)) next |= std::uint64_t{2} << k;
-      }
-      open = next;
-      found = (open & whole) != 0;
-      return !found;
-    });
-    return found;
-  }
-  const std::vector<std::string> tokens = TextTokenizer::TokenizeToVector(text);
-  for (std::size_t start = 0; start + n <= tokens.size(); ++start) {
-    std::size_t k = 0;
-    while (k < n && matches(tokens[start + k], k)) ++k;
-    if (k == n) return true;
-  }
-  return false;
+  return ContainsTokenRun(text, want.size(), [&](std::string_view token, std::size_t k) {
+    return prefix && k + 1 == want.size() ? token.starts_with(want[k]) : token == want[k];
+  });
 }
 
 // `want`: the tokens of t.text (RowMatcher::Tokens).
@@ -215,8 +186,7 @@ bool WildcardMatches(const query::Term& t, const std::vector<PatternPosition>& p
                      const EventView& ev) {
   const bool keyword = IsKeywordField(t.field);
   for (std::string_view s : ValuesOf(t.field, ev).strings) {
-    if (keyword ? MatchTokenPattern(t.text, s)
-                : ContainsPattern(TextTokenizer::TokenizeToVector(s), positions)) {
+    if (keyword ? MatchTokenPattern(t.text, s) : ContainsPattern(s, positions)) {
       return true;
     }
   }

@@ -163,19 +163,11 @@ unsigned BoundedEditDistance(std::string_view a, std::string_view b, unsigned ma
   return Osa(Characters(a), Characters(b), max);
 }
 
-bool ContainsPattern(const std::vector<std::string>& tokens,
-                     const std::vector<PatternPosition>& positions) {
-  if (positions.empty() || positions.size() > tokens.size()) return false;
-  for (std::size_t start = 0; start + positions.size() <= tokens.size(); ++start) {
-    bool all = true;
-    for (std::size_t k = 0; k < positions.size() && all; ++k) {
-      const PatternPosition& p = positions[k];
-      const std::string& t = tokens[start + k];
-      all = p.wildcard ? MatchTokenPattern(p.text, t) : p.text == t;
-    }
-    if (all) return true;
-  }
-  return false;
+bool ContainsPattern(std::string_view text, const std::vector<PatternPosition>& positions) {
+  return ContainsTokenRun(text, positions.size(), [&](std::string_view token, std::size_t k) {
+    const PatternPosition& p = positions[k];
+    return p.wildcard ? MatchTokenPattern(p.text, token) : p.text == token;
+  });
 }
 
 }  // namespace dashcam::storage

@@ -65,7 +65,7 @@ TEST(TokenPatternTest, OptimalStringAlignmentDistance) {
 }
 
 TEST(TokenPatternTest, ContainsPatternContiguously) {
-  const std::vector<std::string> tokens = {"gpu", "node", "07", "x"};
+  const std::string tokens = "gpu node 07 x";
   EXPECT_TRUE(ContainsPattern(tokens, SplitWildcardPattern("gpu-node-*")));
   EXPECT_TRUE(ContainsPattern(tokens, SplitWildcardPattern("node-0?")));
   EXPECT_FALSE(ContainsPattern(tokens, SplitWildcardPattern("gpu-0?")));
