@@ -78,13 +78,6 @@ class BlockCursor {
 
 constexpr const char* kCorruptBlock = "a damaged docno_keys block";
 
-std::string_view BlobArg(sqlite3_value* v) {
-  const void* p = sqlite3_value_blob(v);
-  return p ? std::string_view(static_cast<const char*>(p),
-                              static_cast<std::size_t>(sqlite3_value_bytes(v)))
-           : std::string_view();
-}
-
 // One connection's dc_docno_key state: the last block it decoded, whole.
 // Statements read docnos in order (a doclist's), so the next call mostly
 // names the same block; a block's keys follow from its bytes alone, so
@@ -99,7 +92,7 @@ struct LastBlock {
 void DocnoKeyFunction(sqlite3_context* ctx, int, sqlite3_value** argv) {
   if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_null(ctx);
   auto& last = *static_cast<LastBlock*>(sqlite3_user_data(ctx));
-  const std::string_view blob = BlobArg(argv[0]);
+  const std::string_view blob = ValueBlob(argv[0]);
   if (blob != last.blob) {
     last.keys.clear();
     if (!DecodeDocnoBlock(blob, last.keys)) {
@@ -118,7 +111,7 @@ void DocnoKeyFunction(sqlite3_context* ctx, int, sqlite3_value** argv) {
 // (whose keys `keys` are) with a key >= `key` (> with `after`); the docno
 // past the block's last when there is none.
 void DocnoBoundFunction(sqlite3_context* ctx, int, sqlite3_value** argv) {
-  BlockCursor cursor(BlobArg(argv[0]));
+  BlockCursor cursor(ValueBlob(argv[0]));
   std::int64_t docno = FirstDocnoOf(sqlite3_value_int64(argv[1]));
   const EventKey bound = sqlite3_value_int64(argv[2]);
   const bool after = sqlite3_value_int(argv[3]) != 0;

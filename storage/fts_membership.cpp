@@ -22,12 +22,6 @@ constexpr int kMaxSeeks = 4;
 // microseconds, a step about a tenth of one.
 constexpr int kStepsBeforeSkip = 256;
 
-std::string_view TextArg(sqlite3_value* v) {
-  const auto* p = reinterpret_cast<const char*>(sqlite3_value_text(v));
-  return p == nullptr ? std::string_view()
-                      : std::string_view(p, static_cast<std::size_t>(sqlite3_value_bytes(v)));
-}
-
 // The matches of one expression, walked in step with a scan or held sorted.
 class Membership {
  public:
@@ -139,15 +133,15 @@ void FtsHasFunction(sqlite3_context* ctx, int, sqlite3_value** argv) {
   std::unique_ptr<Membership> once;  // when SQLite keeps no auxiliary data
   if (state == nullptr) {
     auto fresh = std::make_unique<Membership>(
-        db, std::string(TextArg(argv[1])), std::string(TextArg(argv[2])),
-        std::string(TextArg(argv[3])), std::string(TextArg(argv[4])));
+        db, std::string(ValueText(argv[1])), std::string(ValueText(argv[2])),
+        std::string(ValueText(argv[3])), std::string(ValueText(argv[4])));
     sqlite3_set_auxdata(ctx, 1, fresh.release(),
                         [](void* p) { delete static_cast<Membership*>(p); });
     state = static_cast<Membership*>(sqlite3_get_auxdata(ctx, 1));
     if (state == nullptr) {
       once = std::make_unique<Membership>(
-          db, std::string(TextArg(argv[1])), std::string(TextArg(argv[2])),
-          std::string(TextArg(argv[3])), std::string(TextArg(argv[4])));
+          db, std::string(ValueText(argv[1])), std::string(ValueText(argv[2])),
+          std::string(ValueText(argv[3])), std::string(ValueText(argv[4])));
       state = once.get();
     }
   }

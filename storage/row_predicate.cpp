@@ -244,10 +244,7 @@ void DcMatch(sqlite3_context* ctx, int, sqlite3_value** argv) {
   }
   EventView ev;
   ev.doc = &state->view;
-  if (const unsigned char* idx = sqlite3_value_text(argv[1])) {
-    ev.index = {reinterpret_cast<const char*>(idx),
-                static_cast<std::size_t>(sqlite3_value_bytes(argv[1]))};
-  }
+  ev.index = ValueText(argv[1]);
   sqlite3_result_int(ctx, state->matcher.Matches(*node, ev) ? 1 : 0);
 }
 

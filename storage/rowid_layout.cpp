@@ -39,12 +39,7 @@ bool ParseNumbering(std::string_view s, RowidLayout& layout) {
 // dc_rowids(current, expected): 1 when equal (NULL reads as ''), else the
 // statement fails with kRowidsChanged.
 void RowidsGuard(sqlite3_context* ctx, int, sqlite3_value** argv) {
-  auto text = [](sqlite3_value* v) {
-    const auto* p = reinterpret_cast<const char*>(sqlite3_value_text(v));
-    return p ? std::string_view(p, static_cast<std::size_t>(sqlite3_value_bytes(v)))
-             : std::string_view();
-  };
-  if (text(argv[0]) == text(argv[1])) {
+  if (ValueText(argv[0]) == ValueText(argv[1])) {
     sqlite3_result_int(ctx, 1);
   } else {
     sqlite3_result_error(ctx, kRowidsChanged.data(), static_cast<int>(kRowidsChanged.size()));

@@ -51,6 +51,18 @@ std::string SqlStringLiteral(std::string_view text) {
   return out + "'";
 }
 
+std::string_view ValueText(sqlite3_value* v) {
+  const auto* p = reinterpret_cast<const char*>(sqlite3_value_text(v));
+  return p ? std::string_view(p, static_cast<std::size_t>(sqlite3_value_bytes(v)))
+           : std::string_view();
+}
+
+std::string_view ValueBlob(sqlite3_value* v) {
+  const auto* p = static_cast<const char*>(sqlite3_value_blob(v));
+  return p ? std::string_view(p, static_cast<std::size_t>(sqlite3_value_bytes(v)))
+           : std::string_view();
+}
+
 Stmt& Stmt::operator=(Stmt&& o) noexcept {
   if (this != &o) {
     sqlite3_finalize(stmt_);

@@ -24,6 +24,11 @@ Status SqliteStatus(int rc, sqlite3* db, std::string_view what);
 // `text` as an SQL string literal: in single quotes, each quote doubled.
 std::string SqlStringLiteral(std::string_view text);
 
+// An SQL function argument's text or blob bytes, valid until the argument
+// changes; empty for NULL.
+std::string_view ValueText(sqlite3_value* v);
+std::string_view ValueBlob(sqlite3_value* v);
+
 class Stmt {
  public:
   Stmt() = default;
