@@ -264,6 +264,17 @@ std::function<bool(std::string_view)> ForField(std::string prefix,
   };
 }
 
+// The terms of a leaf's field (`prefix`: ForField's) whose token starts
+// with `start` and passes `test`.
+TermRange FieldTerms(const std::string& prefix, std::string_view start,
+                     std::function<bool(std::string_view)> test) {
+  TermRange range;
+  range.first = prefix + std::string(start);
+  range.limit = PrefixLimit(range.first);
+  range.accept = ForField(prefix, std::move(test));
+  return range;
+}
+
 bool Compiler::NeedsPositions(const Node& n) const {
   if (has_positions()) return false;
   if (n.kind == NodeKind::kNear) return true;
@@ -642,22 +653,14 @@ Result<LeafPlan> Compiler::PlanWildcard(const Node& n) {
     if (p.any()) {
       // Any token: known when the field has few (host.name), else left to
       // the row check (the message's vocabulary is large).
-      TermRange range;
-      range.first = prefix;
-      range.limit = PrefixLimit(prefix);
-      range.accept = ForField(prefix, [](std::string_view) { return true; });
-      auto terms = ListTerms(std::move(range));
+      auto terms = ListTerms(FieldTerms(prefix, "", [](std::string_view) { return true; }));
       if (!terms.ok()) return terms.status();
       choices.push_back(std::move(*terms));
       continue;
     }
-    TermRange range;
-    range.first = prefix + std::string(p.literal_prefix());
-    range.limit = PrefixLimit(range.first);
-    range.accept = ForField(prefix, [pattern = p.text](std::string_view token) {
-      return MatchTokenPattern(pattern, token);
-    });
-    auto terms = Expand(n, std::move(range));
+    auto terms = Expand(n, FieldTerms(prefix, p.literal_prefix(), [&p](std::string_view token) {
+                          return MatchTokenPattern(p.text, token);
+                        }));
     if (!terms.ok()) return terms.status();
     choices.push_back(std::move(*terms));
   }
@@ -719,13 +722,10 @@ Result<LeafPlan> Compiler::PlanFuzzy(const Node& n) {
   }
   const std::string prefix = TermPrefix(n.term);
   const unsigned max = std::min(n.term.distance, 2u);
-  TermRange range;
-  range.first = prefix;
-  range.limit = PrefixLimit(prefix);
-  range.accept = ForField(prefix, [word = tokens.front(), max](std::string_view token) {
-    return BoundedEditDistance(token, word, max) <= max;
-  });
-  auto terms = Expand(n, std::move(range));
+  auto terms =
+      Expand(n, FieldTerms(prefix, "", [word = tokens.front(), max](std::string_view token) {
+               return BoundedEditDistance(token, word, max) <= max;
+             }));
   if (!terms.ok()) return terms.status();
   return LeafPlan{AnyOf(*terms), std::nullopt};
 }
@@ -919,14 +919,10 @@ Result<Fts> Compiler::LiteralsFts(const LiteralTree& tree, const std::string& pr
 Result<Fts> Compiler::InnerWordFts(std::string_view literal, const std::string& prefix) {
   const std::string word = InnerWord(literal);
   if (word.empty() || terms_ == nullptr) return Fts();
-  TermRange range;
-  range.first = prefix;
-  range.limit = PrefixLimit(prefix);
-  range.accept = ForField(prefix, [&word](std::string_view token) {
+  auto terms = ListTerms(FieldTerms(prefix, "", [&word](std::string_view token) {
     return token.find(word) != std::string_view::npos ||
            token.size() + 3 >= TextTokenizer::kMaxTokenBytes;
-  });
-  auto terms = ListTerms(std::move(range));
+  }));
   if (!terms.ok()) return terms.status();
   if (!*terms) return Fts();
   return Fts(AnyOf(**terms));
