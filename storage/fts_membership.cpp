@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "storage/fts_query_compiler.h"
 #include "storage/sqlite_db.h"
 
 namespace dashcam::storage {
@@ -32,10 +35,12 @@ class Membership {
         desc_sql_(std::move(desc_sql)),
         asc_sql_(std::move(asc_sql)),
         all_sql_(std::move(all_sql)),
-        whole_(desc_sql_.empty() || asc_sql_.empty()) {}
+        whole_(desc_sql_.empty() || asc_sql_.empty()),
+        costly_seeks_(HasPrefixTerm(fts_)) {}
 
   // Whether `key` is a match; an SQLite error code on failure.
   int Has(std::int64_t key, bool& has) {
+    if (costly_seeks_ && !whole_) return HasFromTop(key, has);
     if (!whole_ && started_ && OutOfStep(key) && ++seeks_ > kMaxSeeks) whole_ = true;
     if (whole_) {
       if (!read_) {
@@ -56,6 +61,28 @@ class Membership {
   }
 
  private:
+  // An expression with a prefix term: FTS5 merges every doclist of the
+  // prefix's terms again at each seek, whatever the rowid bound. So one
+  // walk, newest first from the top, goes down as far as the lowest key
+  // asked and keeps what it passed: a search that stops early reads little,
+  // a count (oldest first) reads the whole set at its first key, and
+  // neither merges twice.
+  int HasFromTop(std::int64_t key, bool& has) {
+    if (!started_) {
+      if (const int rc = Seek(true, std::numeric_limits<std::int64_t>::max()); rc != SQLITE_OK) {
+        return rc;
+      }
+      started_ = true;
+    }
+    while (!done_ && at_ > key) {
+      passed_.push_back(at_);
+      if (const int rc = Step(); rc != SQLITE_OK) return rc;
+    }
+    has = (!done_ && at_ == key) ||
+          std::binary_search(passed_.begin(), passed_.end(), key, std::greater<>());
+    return SQLITE_OK;
+  }
+
   bool OutOfStep(std::int64_t key) const { return descending_ ? key > last_ : key < last_; }
 
   int Prepare(const std::string& sql, Stmt& stmt) {
@@ -110,9 +137,11 @@ class Membership {
   sqlite3* db_;
   std::string fts_, desc_sql_, asc_sql_, all_sql_;
   Stmt desc_, asc_;
-  Stmt* walk_ = nullptr;  // desc_ or asc_, once a seek ran
-  bool whole_;            // answer from all_
-  bool read_ = false;     // all_ holds every match
+  Stmt* walk_ = nullptr;              // desc_ or asc_, once a seek ran
+  bool whole_;                        // answer from all_
+  bool read_ = false;                 // all_ holds every match
+  bool costly_seeks_;                 // a seek reads every match (a prefix term)
+  std::vector<std::int64_t> passed_;  // HasFromTop's matches above at_, descending
   std::vector<std::int64_t> all_;
   bool started_ = false;
   bool descending_ = true;

@@ -14,9 +14,11 @@
 // each with ?1 = fts, so it reads only as far as the scan goes; a key far
 // ahead (a scan of the few rows a rare term picked) is sought, not stepped
 // to. A key out of step seeks again; after a few such seeks, or when the
-// seek SQL is empty (rowid order is not key order, or a prefix term makes
-// every seek read the term's whole doclist), it reads all_sql once into a
-// sorted array and answers by binary search.
+// seek SQL is empty (rowid order is not key order), it reads all_sql once
+// into a sorted array and answers by binary search. An expression with a
+// prefix term (`"cud" *`) makes FTS5 merge every doclist of the prefix at
+// each seek, so it is walked once, newest first from the top, as far down
+// as the lowest key asked, keeping the keys it passed.
 //
 // State lives in the call's auxiliary data on argument `fts`, a bound
 // parameter (constant for one run of a statement), and goes with it. The

@@ -558,9 +558,8 @@ std::string Compiler::InFts(std::string fts) {
   const std::string all =
       fmt::format("SELECT {} FROM fts{}{} WHERE fts MATCH ?1", key, join.empty() ? "" : " ", join);
   std::string desc, asc;
-  // Walked in step only where rowid order is key order, and where a seek
-  // does not read the whole doclist of a prefix's terms again.
-  if (!rowids.late && !HasPrefixTerm(fts)) {
+  // Walked in step only where rowid order is key order.
+  if (!rowids.late) {
     desc = fmt::format("{} AND fts.rowid <= {} ORDER BY fts.rowid DESC", all, below);
     asc = fmt::format("{} AND fts.rowid >= {} ORDER BY fts.rowid", all, above);
   }

@@ -163,6 +163,76 @@ TEST_F(FtsMembershipTest, ScatteredKeysAreSoughtNotSteppedTo) {
   }
 }
 
+// Counts the runs of the nested statements (a seek, or the whole set read)
+// while it lives.
+class NestedRuns {
+ public:
+  explicit NestedRuns(sqlite3* db) : db_(db) {
+    sqlite3_trace_v2(db_, SQLITE_TRACE_STMT, &NestedRuns::Trace, this);
+  }
+  ~NestedRuns() { sqlite3_trace_v2(db_, 0, nullptr, nullptr); }
+  int count() const { return count_; }
+
+ private:
+  static int Trace(unsigned, void* self, void* stmt, void*) {
+    const std::string sql = sqlite3_sql(static_cast<sqlite3_stmt*>(stmt));
+    if (sql.rfind("SELECT rowid FROM fts", 0) == 0) ++static_cast<NestedRuns*>(self)->count_;
+    return 0;
+  }
+  sqlite3* db_;
+  int count_ = 0;
+};
+
+// FTS5 merges a prefix's doclists at every seek: such an expression is
+// walked once from the top, however the scan asks, and only as far down as
+// it goes.
+TEST_F(FtsMembershipTest, APrefixTermIsNotSoughtAgainAndAgain) {
+  auto keys = db_.Prepare("SELECT key FROM events ORDER BY key");
+  ASSERT_TRUE(keys.ok());
+  std::vector<std::int64_t> all;
+  while (keys->Step() == SQLITE_ROW) all.push_back(keys->Int(0));
+  const std::string picked = fmt::format("{}, {}, {}, {}", all.front(), all[all.size() / 3],
+                                         all[2 * all.size() / 3], all.back());
+  struct Case {
+    std::string fts, order;
+    int most_runs;
+  };
+  for (const Case& c : std::vector<Case>{{"bet*", "key DESC", 1},
+                                         {"bet*", "key", 1},
+                                         {"bet* OR gam*", "key", 1},
+                                         {"bet*", "key % 2, key", 1},
+                                         {"bet*", "key % 2, key DESC", 1},
+                                         // Without a prefix, each far key is sought.
+                                         {"beta", "key DESC", 4}}) {
+    SCOPED_TRACE(c.fts + " order by " + c.order);
+    const std::set<std::int64_t> want = Matches(c.fts);
+    auto stmt = db_.Prepare(fmt::format("SELECT key, {} FROM events WHERE key IN ({}) ORDER BY {}",
+                                        Has(), picked, c.order));
+    ASSERT_TRUE(stmt.ok()) << stmt.status().ToString();
+    stmt->Bind(1, c.fts);
+    NestedRuns runs(db_.get());
+    int rows = 0, rc = SQLITE_OK;
+    while ((rc = stmt->Step()) == SQLITE_ROW) {
+      ++rows;
+      EXPECT_EQ(stmt->Int(1) != 0, want.count(stmt->Int(0)) == 1) << stmt->Int(0);
+    }
+    ASSERT_EQ(rc, SQLITE_DONE);
+    EXPECT_EQ(rows, 4);
+    EXPECT_LE(runs.count(), c.most_runs);
+    EXPECT_GT(runs.count(), 0);
+  }
+  // Newest first, ten events without a match lie among some tens with one.
+  walked_ = 0;
+  auto stmt = db_.Prepare(fmt::format(
+      "SELECT count(*) FROM (SELECT 1 FROM events WHERE NOT {} ORDER BY key DESC LIMIT 10)",
+      Has()));
+  ASSERT_TRUE(stmt.ok()) << stmt.status().ToString();
+  stmt->Bind(1, std::string("alph*"));
+  ASSERT_EQ(stmt->Step(), SQLITE_ROW);
+  EXPECT_EQ(stmt->Int(0), 10);
+  EXPECT_LT(walked_, 60);
+}
+
 TEST_F(FtsMembershipTest, TheNestedStatementsErrorFailsTheStatement) {
   auto stmt = db_.Prepare(fmt::format("SELECT count(*) FROM events WHERE {}", Has()));
   ASSERT_TRUE(stmt.ok());
