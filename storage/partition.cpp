@@ -392,7 +392,7 @@ std::string_view PartitionWriter::StoredSource(const Record& r) {
 }
 
 // Trains the compression dictionary once enough documents are stored, and
-// stores it in this transaction: the transaction's documents use it.
+// stores it in this transaction: the transaction's later documents use it.
 Status PartitionWriter::StartCompressing() {
   if (sources_.ready() || !sources_.HasEnoughSamples()) return Status::Ok();
   auto dictionary = sources_.Train();
@@ -532,7 +532,17 @@ Status PartitionWriter::Begin() {
 Status PartitionWriter::Add(std::span<const Record* const> records,
                             std::span<RecordOutcome> outcomes, std::span<EventKey> keys) {
   Status failure = StartCompressing();
+  // Trained once more within the batch, as soon as it brings the samples:
+  // a day's first batch may be a whole file sent with curl, whose every
+  // document was stored as it came (up to --max-body-bytes, 100 MB: some
+  // 280 000 of them). A failed training is not repeated at every record.
+  bool trained_here = false;
   for (std::size_t i = 0; i < records.size() && failure.ok(); ++i) {
+    if (!trained_here && !sources_.ready() && sources_.HasEnoughSamples()) {
+      trained_here = true;
+      failure = StartCompressing();
+      if (!failure.ok()) break;
+    }
     auto key = NextKey(records[i]->ts_ms);
     if (!key.ok()) {
       failure = key.status();
