@@ -415,30 +415,29 @@ Status PartitionWriter::LoadHighestKey() {
 }
 
 Result<EventKey> PartitionWriter::NextKey(TimeMs ts) {
+  // Events usually arrive in time order: a millisecond past every key given
+  // out so far, or the millisecond of the highest one, needs no look-up.
+  const EventKey first = FirstKeyAt(ts);
+  if (first > highest_key_) return highest_key_ = first;
+  if (highest_key_ - first < kMaxSeq) return ++highest_key_;
   auto it = next_seq_.find(ts);
   if (it == next_seq_.end()) {
     if (next_seq_.size() > 100'000) next_seq_.clear();  // bound the cache
     std::uint32_t next = 0;
-    // Events usually arrive in time order: a millisecond past every key given
-    // out so far needs no look-up.
-    if (FirstKeyAt(ts) <= highest_key_) {
-      max_key_.Bind(1, FirstKeyAt(ts));
-      max_key_.Bind(2, FirstKeyAt(ts) + kMaxSeq);
-      const int rc = max_key_.Step();
-      if (rc == SQLITE_ROW && !max_key_.IsNull(0)) {
-        next = static_cast<std::uint32_t>(max_key_.Int(0) - FirstKeyAt(ts)) + 1;
-      }
-      max_key_.Reset();
-      if (rc != SQLITE_ROW) return db_.Check(rc, "max key");
+    max_key_.Bind(1, first);
+    max_key_.Bind(2, first + kMaxSeq);
+    const int rc = max_key_.Step();
+    if (rc == SQLITE_ROW && !max_key_.IsNull(0)) {
+      next = static_cast<std::uint32_t>(max_key_.Int(0) - first) + 1;
     }
+    max_key_.Reset();
+    if (rc != SQLITE_ROW) return db_.Check(rc, "max key");
     it = next_seq_.emplace(ts, next).first;
   }
   if (it->second > kMaxSeq) {
     return Status::Overloaded(fmt::format("more than {} events at one millisecond", kMaxSeq + 1));
   }
-  const EventKey key = FirstKeyAt(ts) + it->second++;
-  highest_key_ = std::max(highest_key_, key);
-  return key;
+  return first + it->second++;
 }
 
 Status PartitionWriter::ReplaceExisting(const Record& r, bool& replaced) {
