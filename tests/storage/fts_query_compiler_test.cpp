@@ -391,6 +391,38 @@ TEST(FtsQueryCompilerTest, ARegexOfOneWordAsksTheVocabularyForTheTermsHoldingIt)
   EXPECT_FALSE(Compile(nccl).fts.has_value());
 }
 
+// Each one-word literal of a regex would read the day's vocabulary once;
+// they share one read, and the expression is what each read alone gives.
+TEST(FtsQueryCompilerTest, ARegexsOneWordLiteralsShareOneReadOfTheVocabulary) {
+  const std::string cut(TextTokenizer::kMaxTokenBytes - 2, 'f');
+  const std::vector<std::string> vocabulary = {"nccl", "libnccl2", "cuda", "warn", cut};
+  auto alone = [&](const char* word) {
+    FakeTerms terms(vocabulary);
+    return *CompileWith(Leaf(NodeKind::kRegex, "", word), terms).fts;
+  };
+  FakeTerms terms(vocabulary);
+  CompiledQuery q = CompileWith(Leaf(NodeKind::kRegex, "", "(NCCL|CUDA|warn)"), terms);
+  EXPECT_EQ(q.fts, "(" + alone("NCCL") + ") OR (" + alone("CUDA") + ") OR (" + alone("warn") + ")");
+  EXPECT_EQ(terms.asked.size(), 1u);
+  terms.asked.clear();
+  q = CompileWith(Leaf(NodeKind::kRegex, "", "CUDA.+NCCL"), terms);
+  EXPECT_EQ(q.fts, "(" + alone("CUDA") + ") AND (" + alone("NCCL") + ")");
+  EXPECT_EQ(terms.asked.size(), 1u);
+  // A word past max_expansions alone narrows nothing, read together or not.
+  terms.asked.clear();
+  q = CompileWith(Leaf(NodeKind::kRegex, "", "(NCCL|CUDA)"), terms,
+                  CompileOptions{.max_expansions = 2});
+  EXPECT_FALSE(q.fts.has_value());
+  EXPECT_EQ(terms.asked.size(), 1u);
+  // A shared listing past its own limit: each word reads on its own (here
+  // CUDA's would not: NCCL's narrows nothing, and so the OR).
+  terms.asked.clear();
+  q = CompileWith(Leaf(NodeKind::kRegex, "", "(NCCL|CUDA)"), terms,
+                  CompileOptions{.max_expansions = 1});
+  EXPECT_FALSE(q.fts.has_value());
+  EXPECT_EQ(terms.asked.size(), 2u);
+}
+
 TEST(FtsQueryCompilerTest, FuzzyTermsExpandByEditDistance) {
   FakeTerms terms(kVocabulary);
   EXPECT_EQ(CompileWith(Leaf(NodeKind::kFuzzy, "", "memroy", 1), terms).fts, R("memory"));
