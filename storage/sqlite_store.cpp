@@ -1174,7 +1174,13 @@ Status ForEachRow(PartitionReader& reader, const std::string& sql, const Compile
   return SqliteStatus(rc, reader.db(), "scan");
 }
 
-constexpr const char* kHistogramColumns = "dc_name(e.level), dc_name(e.idx), dc_source(e.source)";
+// The columns a HistogramRowReader reads: the document only when it needs
+// it, as SQLite computes every result column of a row (a histogram of
+// `epoch` by level decoded each of its 745 000 documents: 1.0 s of 1.1).
+const char* HistogramColumns(const HistogramRowReader& rows) {
+  return rows.needs_document() ? "dc_name(e.level), dc_name(e.idx), dc_source(e.source)"
+                               : "dc_name(e.level), dc_name(e.idx), ''";
+}
 
 // Where each bucket of `interval` in [from, to) starts among a clean
 // numbered day's docnos, as (bucket time, first docno): a lookup per bucket
@@ -1251,7 +1257,7 @@ Status ScanHistogram(const ReaderFor& reader_for, const std::vector<std::int64_t
       if (overflow) return Status::Ok();
       if (*done) continue;
     }
-    const std::string sql = RowsSql(**q, need_events ? kHistogramColumns : "''",
+    const std::string sql = RowsSql(**q, need_events ? HistogramColumns(rows) : "''",
                                     need_events ? Need::kEvents : Need::kKeys, false);
     auto s = ForEachRow(**reader, sql, **q, lo, hi, deadline, [&](const Stmt& row) {
       if (need_events && !rows.Read(row.Text(1), row.Text(2), row.Text(3))) return true;
@@ -1351,7 +1357,7 @@ Result<std::vector<std::string>> SampleSplitKeys(const ReaderFor& reader_for,
     if (!reader.ok()) return reader.status();
     auto q = compiled.For(day, **reader);
     if (!q.ok()) return q.status();
-    const std::string sql = RowsSql(**q, kHistogramColumns, Need::kEvents, true);
+    const std::string sql = RowsSql(**q, HistogramColumns(rows), Need::kEvents, true);
     auto s = ForEachRow(**reader, sql, **q, lo, hi, deadline, [&](const Stmt& row) {
       const bool read = rows.Read(row.Text(1), row.Text(2), row.Text(3));
       full = !sampler.Add(read ? rows.values() : none);

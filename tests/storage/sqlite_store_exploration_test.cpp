@@ -173,6 +173,36 @@ TEST_F(SqliteStoreExplorationTest, VersionOnePartitionsAreUpgradedWhenOpened) {
   EXPECT_EQ(h->buckets[0].by_key[1].count, 10u);
 }
 
+// A split by level (the web page's histogram) reads the events' level
+// column, never their documents: it answers even when every document is
+// unreadable, which a split by a document field cannot.
+TEST_F(SqliteStoreExplorationTest, ASplitByLevelReadsNoDocument) {
+  std::vector<Record> batch;
+  for (int i = 0; i < 90; ++i) {
+    batch.push_back(
+        Ev(kExplorationT0 + i * 2'000, i % 3 ? "INFO" : "WARN", R"("host":{"name":"a"})"));
+  }
+  MustAppend(std::move(batch));
+  {
+    Db db;
+    ASSERT_TRUE(db.Open(PartitionPath(kExplorationDay), SQLITE_OPEN_READWRITE).ok());
+    // A zstd frame with no dictionary to read it by: dc_source fails on it.
+    ASSERT_TRUE(db.Exec("UPDATE events SET source = x'28B52FFD0000'").ok());
+  }
+  const query::Node m = query::Node::MakeTerm(query::Term{"", "m", false, false}, 0);
+  HistogramSpec spec;
+  spec.interval = 60'000;
+  spec.split_field = kLevelSplit;
+  auto h = Histogram(m, kExplorationT0, kExplorationT0 + 3 * 60'000, spec);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  EXPECT_EQ(h->keys, (std::vector<std::string>{"INFO", "WARN"}));
+  ASSERT_EQ(h->buckets.size(), 3u);
+  EXPECT_EQ(h->buckets[0].total.count, 30u);
+  EXPECT_EQ(h->buckets[0].by_key[1].count, 10u);
+  spec.split_field = "host.name";
+  EXPECT_FALSE(Histogram(m, kExplorationT0, kExplorationT0 + 3 * 60'000, spec).ok());
+}
+
 // Past the values the accumulator discovers, keys come from a sample of the
 // newest events and the counts stay exact.
 TEST_F(SqliteStoreExplorationTest, SplitWithManyValuesChoosesKeysFromASample) {
