@@ -14,6 +14,7 @@
 #include "storage/fts_tokenizer.h"
 #include "storage/row_predicate.h"
 #include "storage/stored_names.h"
+#include "storage/text_tokenizer.h"
 
 namespace dashcam::storage {
 namespace {
@@ -185,9 +186,10 @@ Status InitPartitionSchema(Db& db, std::int64_t day, bool two_column_index) {
       s = db.Exec(
           fmt::format("INSERT OR REPLACE INTO meta VALUES('{}','{}'); INSERT OR REPLACE INTO meta "
                       "VALUES('{}','all'); INSERT OR REPLACE INTO meta VALUES('{}','{}');"
-                      "INSERT OR REPLACE INTO meta VALUES('{}','all')",
+                      "INSERT OR REPLACE INTO meta VALUES('{}','all');"
+                      "INSERT OR REPLACE INTO meta VALUES('{}','exact')",
                       kKeywordFieldsMeta, kKeywordFields, kNumberRangesMeta, kNamesMeta,
-                      kNamesMetaValue, kFieldTermsMeta));
+                      kNamesMetaValue, kFieldTermsMeta, kLevelTermsMeta));
     }
   } else if (*version < 2) {
     // Older partitions lack the vocabulary; build it from the index.
@@ -242,6 +244,7 @@ Result<std::unique_ptr<PartitionWriter>> PartitionWriter::Open(const std::string
   if (auto s = w->LoadNamesMeta(); !s.ok()) return s;
   if (auto s = w->LoadHighestKey(); !s.ok()) return s;
   if (auto s = w->LoadDictionary(); !s.ok()) return s;
+  if (auto s = w->LoadLevelTerms(); !s.ok()) return s;
   return w;
 }
 
@@ -405,6 +408,79 @@ Status PartitionWriter::StartCompressing() {
   return rc == SQLITE_DONE ? Status::Ok() : db_.Check(rc, "insert dictionary");
 }
 
+namespace {
+
+// A level this long may be cut in the index (TextTokenizer::kMaxTokenBytes);
+// no real one is.
+constexpr std::size_t kMaxLevelTermBytes = 64;
+// Levels a file may have and keep its level terms exact: each event looks
+// its level up among them, and a histogram queries each.
+constexpr std::size_t kMaxExactLevels = 16;
+
+// Whether `r` keeps the file's level terms exact (meta level_terms), given
+// the folded token of each level the file holds so far (`tokens`, which
+// takes r's level).
+bool KeepsLevelTermsExact(const Record& r, std::unordered_map<std::string, std::string>& tokens) {
+  const Field* level = nullptr;
+  for (const Field& f : r.fields) {
+    if (f.name != kLevelTermsField) continue;
+    if (level != nullptr) return false;  // an array: several values
+    level = &f;
+  }
+  if (r.level.empty()) return level == nullptr;
+  if (level == nullptr || level->type != Field::Type::kString || level->text != r.level) {
+    return false;  // the level came from `level`, or log.level is not it
+  }
+  // The few levels of a file are each tokenized once.
+  for (const auto& [token, known] : tokens) {
+    if (known == r.level) return true;
+  }
+  if (tokens.size() >= kMaxExactLevels || r.level.size() > kMaxLevelTermBytes) return false;
+  const std::vector<std::string> folded = TextTokenizer::TokenizeToVector(r.level);
+  if (folded.size() != 1) return false;
+  return tokens.try_emplace(folded.front(), r.level).second;  // INFO and info share a term
+}
+
+}  // namespace
+
+// Meta level_terms, and the levels the file holds, as the last commit left
+// them. A file whose levels already break the rule (written before the rule
+// was kept) is marked so now.
+Status PartitionWriter::LoadLevelTerms() {
+  level_terms_exact_ = false;
+  level_tokens_.clear();
+  auto meta = db_.Prepare(fmt::format("SELECT value FROM meta WHERE key = '{}'", kLevelTermsMeta));
+  if (!meta.ok()) return meta.status();
+  const int rc = meta->Step();
+  if (rc != SQLITE_ROW) return rc == SQLITE_DONE ? Status::Ok() : db_.Check(rc, "read meta");
+  if (meta->Text(0) != "exact") return Status::Ok();
+  auto levels = db_.Prepare("SELECT DISTINCT level FROM level_minutes WHERE level != ''");
+  if (!levels.ok()) return levels.status();
+  bool exact = true;
+  int lrc;
+  while ((lrc = levels->Step()) == SQLITE_ROW && exact) {
+    const std::vector<std::string> folded = TextTokenizer::TokenizeToVector(levels->Text(0));
+    exact = folded.size() == 1 &&
+            level_tokens_.try_emplace(folded.front(), std::string(levels->Text(0))).second;
+  }
+  if (lrc != SQLITE_ROW && lrc != SQLITE_DONE) return db_.Check(lrc, "read levels");
+  if (!exact) {
+    level_tokens_.clear();
+    return db_.Exec(fmt::format("UPDATE meta SET value = 'no' WHERE key = '{}'", kLevelTermsMeta));
+  }
+  level_terms_exact_ = true;
+  return Status::Ok();
+}
+
+// Turns meta level_terms off, in this transaction, at the first event that
+// breaks its rule.
+Status PartitionWriter::NoteLevelTerms(const Record& r) {
+  if (KeepsLevelTermsExact(r, level_tokens_)) return Status::Ok();
+  level_terms_exact_ = false;
+  level_tokens_.clear();
+  return db_.Exec(fmt::format("UPDATE meta SET value = 'no' WHERE key = '{}'", kLevelTermsMeta));
+}
+
 Status PartitionWriter::LoadHighestKey() {
   max_key_.Bind(1, 0);
   max_key_.Bind(2, std::numeric_limits<EventKey>::max());
@@ -485,6 +561,9 @@ Result<RecordOutcome> PartitionWriter::WriteOne(const Record& r, EventKey key) {
   if ((rc & 0xFF) == SQLITE_CONSTRAINT) return RecordOutcome::kDuplicate;
   if (rc != SQLITE_DONE) return db_.Check(rc, "insert event");
   ++level_second_deltas_[{KeyTime(key) / kMsPerSecond, r.level}];
+  if (level_terms_exact_) {
+    if (auto s = NoteLevelTerms(r); !s.ok()) return s;
+  }
 
   message_buf_.clear();
   insert_fts_.Bind(1, key);
@@ -591,6 +670,7 @@ void PartitionWriter::Rollback() {
   // Keys handed out in the rolled-back transaction are free again.
   next_seq_.clear();
   LoadHighestKey();
+  LoadLevelTerms();
   dictionary_in_transaction_ = false;
   pending_dictionary_.clear();
 }
@@ -721,6 +801,16 @@ Status PartitionReader::ReadMeta() {
     if (key == kRowidsMeta) rowids_ = ParseRowidLayout(value);
   }
   return rc == SQLITE_DONE ? Status::Ok() : db_.Check(rc, "read meta");
+}
+
+Result<bool> PartitionReader::LevelTermsExact() {
+  auto stmt = Statement(fmt::format("SELECT value FROM meta WHERE key = '{}'", kLevelTermsMeta));
+  if (!stmt.ok()) return stmt.status();
+  const int rc = (*stmt)->Step();
+  const bool exact = rc == SQLITE_ROW && (*stmt)->Text(0) == "exact";
+  (*stmt)->Reset();
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_.Check(rc, "read level_terms");
+  return exact;
 }
 
 Status PartitionReader::ReadRowids() {

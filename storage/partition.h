@@ -6,7 +6,7 @@
 // so "newest first" is a reverse walk of the rowid B-tree or FTS5 doclist, a
 // time range is a rowid range, and the key alone names the partition.
 //
-// Schema (user_version 11; older files are upgraded when opened for writing,
+// Schema (user_version 13; older files are upgraded when opened for writing,
 // which SqliteStore::Open does for every partition: `vocab` is built from the
 // FTS index, the level counts from the events table, and `groups`, `dicts`,
 // `number_ranges` and `names` start empty since older events have no group,
@@ -45,6 +45,13 @@
 //       "field_terms" = "all" when the file was created indexing a term for
 //       every value of an indexed field, a value of no tokens included
 //       (attrs_codec.h): a field exists exactly where one of its terms is.
+//       "level_terms" = "exact" while every event of the file has its level
+//       (the events column) as its only `log.level` value, a string of one
+//       token no other level of the file folds to, or has neither: the
+//       events of level L are then exactly those with the term
+//       log.level:L. Set on a file created since the key exists; the
+//       first event that breaks the rule sets "no", in its transaction,
+//       and it never turns back.
 //       "rowids" = "docnos:N:G:blocks" or "late:N:G:blocks" when a re-index
 //       numbered the index's rowids (rowid_layout.h; without ":blocks"
 //       before version 11); absent: they are keys.
@@ -133,12 +140,17 @@ inline constexpr const char* kSecureDeleteFast = "PRAGMA secure_delete=FAST";
 // which an older dashcam cannot read.
 // Version 12: a numbered day's index may have no positions (detail=none,
 // rowid_layout.h), which an older dashcam would ask for phrases.
-inline constexpr int kPartitionSchemaVersion = 12;
+// Version 13: meta level_terms, which an older dashcam would not turn off
+// when it writes an event that breaks its rule.
+inline constexpr int kPartitionSchemaVersion = 13;
 inline constexpr const char* kKeywordFieldsMeta = "keyword_fields";
 inline constexpr const char* kNumberRangesMeta = "number_ranges";
 inline constexpr const char* kNamesMeta = "names";
 inline constexpr const char* kNamesMetaValue = "level,idx";
 inline constexpr const char* kFieldTermsMeta = "field_terms";
+inline constexpr const char* kLevelTermsMeta = "level_terms";
+// The field whose terms tell an event's level (meta level_terms).
+inline constexpr const char* kLevelTermsField = "log.level";
 
 enum class SyncMode { kNormal, kFull };
 
@@ -217,6 +229,8 @@ class PartitionWriter {
   Status FlushNumberRanges();
   Status StartCompressing();
   void NoteGroup(const Record& r, bool counts);
+  Status LoadLevelTerms();
+  Status NoteLevelTerms(const Record& r);
 
   SourceCompressor sources_;
   SharedDictionaries* shared_dictionaries_ = nullptr;
@@ -246,6 +260,11 @@ class PartitionWriter {
   Status LoadDictionary();
   void PublishDictionary(std::string_view bytes);
   std::string_view StoredSource(const Record& r);
+
+  // Meta level_terms is "exact"; then the folded token of each level the
+  // file holds, to the level.
+  bool level_terms_exact_ = false;
+  std::unordered_map<std::string, std::string> level_tokens_;
 
   std::unordered_map<TimeMs, std::uint32_t> next_seq_;  // cache of NextKey
   EventKey highest_key_ = -1;  // the largest key ever given out in this file
@@ -277,6 +296,9 @@ class PartitionReader {
   bool numbers_recorded() const { return numbers_recorded_; }
   // True when every value of an indexed field has an index term (see meta).
   bool field_terms_recorded() const { return field_terms_recorded_; }
+  // Whether meta level_terms says "exact" now (read at each call: it may
+  // turn off while the file is written).
+  Result<bool> LevelTermsExact();
   // What the index's rowids are (meta rowids, rowid_layout.h).
   const RowidLayout& rowids() const { return rowids_; }
   // Reads the four above from meta again (Open reads them first): after a

@@ -1238,29 +1238,140 @@ Result<bool> DocnosHistogram(PartitionReader& reader, const CompiledQuery& q, st
   return true;
 }
 
+// Histogram of one day's matches of `q` in keys lo..hi, counted without a
+// split (keys, or docnos on a numbered day: no event row is read).
+Status MatchesHistogram(PartitionReader& reader, const CompiledQuery& q, std::int64_t day,
+                        EventKey lo, EventKey hi, TimeMs interval, Clock::time_point deadline,
+                        HistogramAccumulator& acc, bool& overflow) {
+  if (ReadsDocnos(q)) {
+    auto done = DocnosHistogram(reader, q, day, lo, hi, interval, deadline, acc, overflow);
+    if (!done.ok() || *done) return done.status();
+  }
+  return ForEachRow(reader, RowsSql(q, "''", Need::kKeys, false), q, lo, hi, deadline,
+                    [&](const Stmt& row) {
+                      overflow = !acc.Add(KeyTime(row.Int(0)), {}, {});
+                      return !overflow;
+                    });
+}
+
+// A day's histogram of `root` by level (the page's histogram) from the
+// index alone, where the day's meta says the term log.level:L holds exactly
+// the events of level L (partition.h, level_terms): for each level of the
+// range, the matches of `root AND log.level:"L"` by key or docno; events
+// without a level are the rest of `q`'s (root's) matches. Reading each
+// match's level from its events row cost ~1 us a match (`epoch`, 745 000
+// matches in a day). False when the day does not allow it, or a level's
+// query needs rows checked, or meta turned off meanwhile (it never turns
+// back on, so "exact" after the counts means exact during them): the
+// caller reads the rows.
+Result<bool> LevelHistogramFromIndex(PartitionReader& reader, std::int64_t day,
+                                     const query::Node& root, const CompiledQuery& q, EventKey lo,
+                                     EventKey hi, const HistogramSpec& spec,
+                                     Clock::time_point deadline, HistogramAccumulator& acc,
+                                     bool& overflow) {
+  auto exact = reader.LevelTermsExact();
+  if (!exact.ok() || !*exact) return exact;
+  const TimeMs from = KeyTime(lo), to = KeyTime(hi) + 1;
+  auto levels = reader.Statement(
+      "SELECT DISTINCT level FROM level_minutes WHERE minute BETWEEN ?1 AND ?2 AND n > 0");
+  if (!levels.ok()) return levels.status();
+  (*levels)->Bind(1, from / kMsPerMinute);
+  (*levels)->Bind(2, (to - 1) / kMsPerMinute);
+  std::vector<std::string> names;
+  bool missing = false;  // events without a level
+  int rc;
+  while ((rc = (*levels)->Step()) == SQLITE_ROW) {
+    const std::string_view name = (*levels)->Text(0);
+    if (name.empty())
+      missing = true;
+    else
+      names.emplace_back(name);
+  }
+  (*levels)->Reset();
+  if (rc != SQLITE_DONE) return SqliteStatus(rc, reader.db(), "levels");
+
+  // Each query's matches by bucket start, counted apart.
+  HistogramSpec counts_only;
+  counts_only.interval = spec.interval;
+  auto count = [&](const CompiledQuery& c) -> Result<std::vector<HistogramTable::Bucket>> {
+    HistogramAccumulator one(from, to, counts_only, std::vector<std::string>());
+    bool full = false;
+    if (Status s = MatchesHistogram(reader, c, day, lo, hi, spec.interval, deadline, one, full);
+        !s.ok()) {
+      return s;
+    }
+    return std::move(one.Finish(false).buckets);
+  };
+  std::vector<std::vector<HistogramTable::Bucket>> by_level;
+  for (const std::string& name : names) {
+    query::Node level = query::Node::MakeTerm(
+        query::Term{kLevelTermsField, name, /*phrase=*/true, /*prefix=*/false}, 0);
+    const query::Node both{query::NodeKind::kAnd, 0, {root, std::move(level)}, {}, {}};
+    auto compiled = CompileFor(reader, both, deadline, Reading(from, to, 0));
+    if (!compiled.ok()) return compiled.status();
+    if (!compiled->fts || compiled->where != "1") return false;  // rows to check after all
+    auto buckets = count(*compiled);
+    if (!buckets.ok()) return buckets.status();
+    by_level.push_back(std::move(*buckets));
+  }
+  std::vector<HistogramTable::Bucket> all;
+  if (missing) {
+    auto buckets = count(q);
+    if (!buckets.ok()) return buckets.status();
+    all = std::move(*buckets);
+  }
+  exact = reader.LevelTermsExact();
+  if (!exact.ok() || !*exact) return exact;
+
+  std::map<TimeMs, std::uint64_t> with_level;  // by bucket start
+  for (std::size_t i = 0; i < names.size() && !overflow; ++i) {
+    const std::string_view value[] = {names[i]};
+    for (const HistogramTable::Bucket& b : by_level[i]) {
+      with_level[b.start] += b.total.count;
+      overflow = !acc.Add(std::max(from, b.start), value, {}, b.total.count);
+      if (overflow) break;
+    }
+  }
+  for (const HistogramTable::Bucket& b : all) {
+    if (overflow) break;
+    const std::uint64_t leveled = with_level[b.start];
+    if (b.total.count > leveled) {
+      overflow = !acc.Add(std::max(from, b.start), {}, {}, b.total.count - leveled);
+    }
+  }
+  return true;
+}
+
 // Histogram of events read row by row (the level column, or documents).
 // Sets `overflow` when discovering keys ran past the limit.
 Status ScanHistogram(const ReaderFor& reader_for, const std::vector<std::int64_t>& days,
-                     CompiledByDay& compiled, EventKey lo, EventKey hi, const HistogramSpec& spec,
-                     Clock::time_point deadline, HistogramAccumulator& acc, bool& overflow) {
+                     const query::Node& root, CompiledByDay& compiled, EventKey lo, EventKey hi,
+                     const HistogramSpec& spec, Clock::time_point deadline,
+                     HistogramAccumulator& acc, bool& overflow) {
   HistogramRowReader rows(spec);
   const bool need_events = !spec.split_field.empty() || !spec.value_field.empty();
+  const bool by_level_only = spec.split_field == kLevelSplit && spec.value_field.empty();
   for (std::int64_t day : days) {
     auto reader = reader_for(day);
     if (!reader.ok()) return reader.status();
     auto q = compiled.For(day, **reader);
     if (!q.ok()) return q.status();
-    if (!need_events && ReadsDocnos(**q)) {
+    if (by_level_only && (*q)->fts && (*q)->where == "1") {
       auto done =
-          DocnosHistogram(**reader, **q, day, lo, hi, spec.interval, deadline, acc, overflow);
+          LevelHistogramFromIndex(**reader, day, root, **q, lo, hi, spec, deadline, acc, overflow);
       if (!done.ok()) return done.status();
       if (overflow) return Status::Ok();
       if (*done) continue;
     }
-    const std::string sql = RowsSql(**q, need_events ? HistogramColumns(rows) : "''",
-                                    need_events ? Need::kEvents : Need::kKeys, false);
+    if (!need_events) {
+      Status s =
+          MatchesHistogram(**reader, **q, day, lo, hi, spec.interval, deadline, acc, overflow);
+      if (!s.ok() || overflow) return s;
+      continue;
+    }
+    const std::string sql = RowsSql(**q, HistogramColumns(rows), Need::kEvents, false);
     auto s = ForEachRow(**reader, sql, **q, lo, hi, deadline, [&](const Stmt& row) {
-      if (need_events && !rows.Read(row.Text(1), row.Text(2), row.Text(3))) return true;
+      if (!rows.Read(row.Text(1), row.Text(2), row.Text(3))) return true;
       overflow = !acc.Add(KeyTime(row.Int(0)), rows.values(), rows.numbers());
       return !overflow;
     });
@@ -1470,7 +1581,7 @@ Result<HistogramTable> SqliteStore::HistogramOnce(const SearchRequest& req,
     HistogramAccumulator acc(from, to, spec, std::move(keys));
     Status s = counts_unit > 0 ? LevelCountsHistogram(reader_for, days, from, to, counts_unit,
                                                       by_level, req.deadline, acc, overflow)
-                               : ScanHistogram(reader_for, days, compiled, lo, hi, spec,
+                               : ScanHistogram(reader_for, days, *req.query, compiled, lo, hi, spec,
                                                req.deadline, acc, overflow);
     if (!s.ok()) return s;
     return acc;

@@ -120,6 +120,8 @@ constexpr Probe kProbes[] = {
     {"missing", "search", "NOT _exists_:gpu_id", "", Target::kNone, LacksGpuId, false},
     {"histogram_all", "histogram", nullptr, "", Target::kHistogramAll, Any, false},
     {"histogram_query", "histogram", R"("CUDA out of memory")", "", Target::kNone, IsOom, false},
+    // The page's histogram of a common term: split by level.
+    {"histogram_common_by_level", "histogram", "epoch", "by=level", Target::kNone, nullptr, false},
     {"fields_all", "fields", nullptr, "", Target::kNone, nullptr, false},
     {"context", "context", nullptr, "id={id}&before=20&after=20", Target::kNone, nullptr, false},
 };

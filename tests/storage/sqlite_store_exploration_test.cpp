@@ -4,6 +4,7 @@
 // neighbours across partitions, the extent; and that the answers read from
 // Scan pages (scan_exploration.h, the ClickHouse store's) equal them.
 #include <algorithm>
+#include <array>
 #include <future>
 #include <map>
 #include <string>
@@ -201,6 +202,98 @@ TEST_F(SqliteStoreExplorationTest, ASplitByLevelReadsNoDocument) {
   EXPECT_EQ(h->buckets[0].by_key[1].count, 10u);
   spec.split_field = "host.name";
   EXPECT_FALSE(Histogram(m, kExplorationT0, kExplorationT0 + 3 * 60'000, spec).ok());
+}
+
+// Meta level_terms (partition.h) says "exact" while every event's level is
+// its one log.level string of one token, distinct when folded, or it has
+// neither; the first event that breaks that turns it off for good.
+TEST_F(SqliteStoreExplorationTest, LevelTermsStayExactUntilAnEventBreaksTheRule) {
+  auto level_terms = [&](std::int64_t day) {
+    Rows rows = Query(day, "SELECT 0, value, 0 FROM meta WHERE key = 'level_terms'");
+    return rows.empty() ? std::string("absent") : std::get<1>(rows.begin()->first);
+  };
+  auto at = [](int day) { return kExplorationT0 + day * kMsPerDay; };
+  MustAppend({Ev(at(0), "INFO", R"("log":{"level":"INFO"})"),
+              Ev(at(0) + 1, "WARN", R"("log":{"level":"WARN"},"level":"x")"), Ev(at(0) + 2, "")});
+  EXPECT_EQ(level_terms(kExplorationDay), "exact");
+  Open();  // the levels are read again
+  MustAppend({Ev(at(0) + 3, "INFO", R"("log":{"level":"INFO"})")});
+  EXPECT_EQ(level_terms(kExplorationDay), "exact");
+  MustAppend({Ev(at(0) + 4, "info", R"("log":{"level":"info"})")});  // INFO's term
+  EXPECT_EQ(level_terms(kExplorationDay), "no");
+  MustAppend({Ev(at(0) + 5, "INFO", R"("log":{"level":"INFO"})")});
+  EXPECT_EQ(level_terms(kExplorationDay), "no");  // for good
+
+  // A day each: the level from `level`, of two tokens, an array, a log.level
+  // that is not the level, and the same after a reopen.
+  const std::vector<Record> breaking = {
+      Ev(at(1), "ERROR", R"("level":"ERROR")"),
+      Ev(at(2), "very bad", R"("log":{"level":"very bad"})"),
+      Ev(at(3), "INFO", R"("log":{"level":["INFO","WARN"]})"),
+      Ev(at(4), "", R"("log":{"level":"INFO"})"),
+  };
+  for (std::size_t i = 0; i < breaking.size(); ++i) {
+    const std::int64_t day = kExplorationDay + 1 + static_cast<std::int64_t>(i);
+    MustAppend({Ev(at(1 + static_cast<int>(i)) - 1, "INFO", R"("log":{"level":"INFO"})")});
+    ASSERT_EQ(level_terms(day), "exact") << i;
+    MustAppend({breaking[i]});
+    EXPECT_EQ(level_terms(day), "no") << i;
+  }
+  MustAppend({Ev(at(5), "Info", R"("log":{"level":"Info"})")});
+  Open();
+  MustAppend({Ev(at(5) + 1, "INFO", R"("log":{"level":"INFO"})")});
+  EXPECT_EQ(level_terms(kExplorationDay + 5), "no");
+}
+
+// A histogram by level of a query the index answers alone counts each
+// level's matches from the index while the day's level terms are exact, and
+// reads the rows once they are not: the counts are the same either way.
+TEST_F(SqliteStoreExplorationTest, AHistogramByLevelFromTheIndexCountsAsTheRows) {
+  std::vector<Record> batch;
+  for (int i = 0; i < 120; ++i) {
+    const char* level = i % 4 == 0 ? "WARN" : i % 4 == 1 ? "" : "INFO";
+    std::string members = *level ? fmt::format(R"("log":{{"level":"{}"}})", level) : "";
+    Record r = Ev(kExplorationT0 + i * 1'500, level, members);
+    if (i % 3 == 0) r.message = "x";  // not a match of m
+    batch.push_back(std::move(r));
+  }
+  MustAppend(std::move(batch));
+  const query::Node m = query::Node::MakeTerm(query::Term{"", "m", false, false}, 0);
+  HistogramSpec spec;
+  spec.interval = 60'000;
+  spec.split_field = kLevelSplit;
+  // Per minute: [INFO, WARN, missing].
+  auto counts = [&]() {
+    std::vector<std::array<std::uint64_t, 3>> out;
+    auto h = Histogram(m, kExplorationT0, kExplorationT0 + 3 * 60'000, spec);
+    EXPECT_TRUE(h.ok()) << h.status().ToString();
+    if (!h.ok()) return out;
+    EXPECT_EQ(h->keys, (std::vector<std::string>{"INFO", "WARN"}));
+    for (const auto& b : h->buckets) {
+      if (b.by_key.size() != 2) continue;
+      out.push_back({b.by_key[0].count, b.by_key[1].count, b.missing.count});
+    }
+    return out;
+  };
+  std::vector<std::array<std::uint64_t, 3>> want(3, {0, 0, 0});
+  for (int i = 0; i < 120; ++i) {
+    if (i % 3 == 0) continue;
+    want[static_cast<std::size_t>(i * 1'500 / 60'000)][i % 4 == 0 ? 1 : i % 4 == 1 ? 2 : 0]++;
+  }
+  EXPECT_EQ(counts(), want);
+  // Another spelling of INFO shares its term: from now on the rows count.
+  Record info = Ev(kExplorationT0 + 2 * 60'000 + 1, "info", R"("log":{"level":"info"})");
+  MustAppend({info});
+  auto h = Histogram(m, kExplorationT0, kExplorationT0 + 3 * 60'000, spec);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  ASSERT_EQ(h->keys, (std::vector<std::string>{"INFO", "WARN", "info"}));
+  std::uint64_t info_total = 0, all = 0;
+  for (const auto& b : h->buckets) {
+    info_total += b.by_key[2].count;
+    all += b.total.count;
+  }
+  EXPECT_EQ(info_total, 1u);
+  EXPECT_EQ(all, 81u);
 }
 
 // Past the values the accumulator discovers, keys come from a sample of the
