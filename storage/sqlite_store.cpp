@@ -1254,21 +1254,41 @@ Status MatchesHistogram(PartitionReader& reader, const CompiledQuery& q, std::in
                     });
 }
 
+// One read transaction on a reader's connection while it lives, so that the
+// statements run in it read one snapshot of a file being written.
+class ReadSnapshot {
+ public:
+  explicit ReadSnapshot(PartitionReader& reader) : db_(reader.db()) {
+    open_ = sqlite3_exec(db_, "BEGIN", nullptr, nullptr, nullptr) == SQLITE_OK;
+  }
+  ~ReadSnapshot() {
+    if (open_ && !sqlite3_get_autocommit(db_))
+      sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
+  }
+  ReadSnapshot(const ReadSnapshot&) = delete;
+  ReadSnapshot& operator=(const ReadSnapshot&) = delete;
+
+ private:
+  sqlite3* db_;
+  bool open_ = false;
+};
+
 // A day's histogram of `root` by level (the page's histogram) from the
 // index alone, where the day's meta says the term log.level:L holds exactly
 // the events of level L (partition.h, level_terms): for each level of the
 // range, the matches of `root AND log.level:"L"` by key or docno; events
-// without a level are the rest of `q`'s (root's) matches. Reading each
-// match's level from its events row cost ~1 us a match (`epoch`, 745 000
-// matches in a day). False when the day does not allow it, or a level's
-// query needs rows checked, or meta turned off meanwhile (it never turns
-// back on, so "exact" after the counts means exact during them): the
-// caller reads the rows.
+// without a level are the rest of `q`'s (root's) matches. All in one
+// snapshot, so that events written meanwhile count nowhere rather than as
+// missing. Reading each match's level from its events row cost ~1 us a
+// match (`epoch`, 745 000 matches in a day). False when the day does not
+// allow it, or a level's query needs rows checked: the caller reads the
+// rows.
 Result<bool> LevelHistogramFromIndex(PartitionReader& reader, std::int64_t day,
                                      const query::Node& root, const CompiledQuery& q, EventKey lo,
                                      EventKey hi, const HistogramSpec& spec,
                                      Clock::time_point deadline, HistogramAccumulator& acc,
                                      bool& overflow) {
+  ReadSnapshot snapshot(reader);
   auto exact = reader.LevelTermsExact();
   if (!exact.ok() || !*exact) return exact;
   const TimeMs from = KeyTime(lo), to = KeyTime(hi) + 1;
@@ -1320,8 +1340,6 @@ Result<bool> LevelHistogramFromIndex(PartitionReader& reader, std::int64_t day,
     if (!buckets.ok()) return buckets.status();
     all = std::move(*buckets);
   }
-  exact = reader.LevelTermsExact();
-  if (!exact.ok() || !*exact) return exact;
 
   std::map<TimeMs, std::uint64_t> with_level;  // by bucket start
   for (std::size_t i = 0; i < names.size() && !overflow; ++i) {
