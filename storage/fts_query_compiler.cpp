@@ -620,7 +620,8 @@ Result<std::vector<std::string>> Compiler::Expand(const Node& n, TermRange range
 
 // A range on a field whose numbers the partition records: its candidates
 // are the numbers whose text starts with a prefix of the plan
-// (number_ranges.h), or no event at all; else every event is read.
+// (number_ranges.h), exactly its matches when the plan says so, or no event
+// at all; else every event is read.
 Result<LeafPlan> Compiler::PlanRange(const Node& n) {
   const query::Range& r = n.range;
   LeafPlan plan;
@@ -640,7 +641,7 @@ Result<LeafPlan> Compiler::PlanRange(const Node& n) {
     for (const std::string& p : numbers.prefixes) {
       any += (any.empty() ? "(" : " OR ") + QuoteFtsString(EncodeRawTerm(field + p)) + " *";
     }
-    plan.candidates = any + ")";
+    (numbers.exact ? plan.exact : plan.candidates) = any + ")";
   }
   return plan;
 }

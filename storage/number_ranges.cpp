@@ -68,6 +68,35 @@ std::vector<std::string> Minimal(std::vector<std::string> prefixes) {
   return out;
 }
 
+// The plan of a range over a field whose numbers are all non-negative
+// integers of one length (FieldNumbers::integers, lo and hi of as many
+// digits), whose prefixes then are exact: the integers the bounds admit,
+// clipped to the field's, as prefixes. Nullopt for other fields.
+std::optional<NumberRangePlan> ExactIntegerPlan(const query::Range& r, double lower, double upper,
+                                                const FieldNumbers& numbers) {
+  if (!numbers.integers || numbers.lo < 0 ||
+      Digits(static_cast<std::int64_t>(numbers.lo)) !=
+          Digits(static_cast<std::int64_t>(numbers.hi))) {
+    return std::nullopt;
+  }
+  // The least and greatest integers within the bounds: > 7 is >= 8, < 7.5 is <= 7.
+  const double first = r.include_lower ? std::ceil(lower) : std::floor(lower) + 1;
+  const double last = r.include_upper ? std::floor(upper) : std::ceil(upper) - 1;
+  const double a = std::max(first, numbers.lo), b = std::min(last, numbers.hi);
+  NumberRangePlan plan;
+  if (a > b) {
+    plan.kind = NumberRangePlan::Kind::kNone;
+    return plan;
+  }
+  AppendDecimalPrefixes(static_cast<std::int64_t>(a), static_cast<std::int64_t>(b), "",
+                        plan.prefixes);
+  plan.prefixes = Minimal(std::move(plan.prefixes));
+  if (plan.prefixes.size() > kMaxNumberPrefixes) return std::nullopt;
+  plan.kind = NumberRangePlan::Kind::kPrefixes;
+  plan.exact = true;
+  return plan;
+}
+
 }  // namespace
 
 void FieldNumbers::Widen(const FieldNumbers& o) {
@@ -75,6 +104,7 @@ void FieldNumbers::Widen(const FieldNumbers& o) {
   hi = std::max(hi, o.hi);
   plain = plain && o.plain;
   strings = strings || o.strings;
+  integers = integers && o.integers;
 }
 
 std::optional<double> ReadNumber(std::string_view text) {
@@ -88,7 +118,7 @@ FieldNumbers* NumberRangeCollector::Row(std::string_view name, double first) {
   for (auto& [field, numbers] : pending_) {
     if (field == name) return &numbers;
   }
-  pending_.emplace_back(std::string(name), FieldNumbers{first, first, true, false});
+  pending_.emplace_back(std::string(name), FieldNumbers{first, first, true, false, true});
   return &pending_.back().second;
 }
 
@@ -97,14 +127,15 @@ void NumberRangeCollector::Add(std::string_view name, char type, std::string_vie
     const auto v = ReadNumber(value);
     if (!v || std::isnan(*v)) return;
     FieldNumbers* row = Row(name, *v);
-    row->Widen(FieldNumbers{*v, *v, IsPlain(value, *v), false});
+    const bool integer = value.find_first_of(".eE") == std::string_view::npos;
+    row->Widen(FieldNumbers{*v, *v, IsPlain(value, *v), false, integer});
     return;
   }
   if (!MayBeNumber(value)) return;
   const auto v = ReadNumber(value);
   // NaN is within no range: it cannot make an event match.
   if (!v || std::isnan(*v)) return;
-  Row(name, *v)->Widen(FieldNumbers{*v, *v, true, true});
+  Row(name, *v)->Widen(FieldNumbers{*v, *v, true, true, false});
 }
 
 NumberRangePlan PlanNumberRange(const query::Range& r, const std::optional<FieldNumbers>& numbers) {
@@ -120,6 +151,7 @@ NumberRangePlan PlanNumberRange(const query::Range& r, const std::optional<Field
     return plan;
   }
   if (numbers->strings || !numbers->plain) return plan;
+  if (auto exact = ExactIntegerPlan(r, *lower, *upper, *numbers)) return *exact;
   const double lo = std::max(*lower, numbers->lo);
   const double hi = std::min(*upper, numbers->hi);
   if (lo > hi) {

@@ -11,9 +11,13 @@
 // longer numbers (`7` matches 7, 75 and 7123456), so the prefixes give
 // candidates and reading the candidate events decides; clipping the range
 // to the least and greatest value the field holds keeps the prefixes long.
+// When every number of the field is a non-negative integer of as many
+// digits as the others (gpu_mem_mb, a step count), a prefix matches exactly
+// the integers it stands for, and the prefixes are the answer: no event is
+// read.
 //
 //   number_ranges(field TEXT PRIMARY KEY, lo REAL, hi REAL, plain INTEGER,
-//                 strings INTEGER) WITHOUT ROWID
+//                 strings INTEGER, integers INTEGER) WITHOUT ROWID
 //
 // One row per field name (as indexed: FieldTermPrefix without its 0x1F)
 // that has a number, or a string that reads whole as one: kRange of
@@ -21,7 +25,9 @@
 // plain: 1 while every number is plain and below 2^53 in magnitude (so its
 // text and its double agree digit for digit); strings: 1 once a string
 // value reads as a number (an index text term, which no number prefix
-// finds). The writer widens a row in the transaction that stores the
+// finds); integers: 1 while every number is written as an integer (since
+// schema 13; 0 in rows from before, as nothing is known of their numbers).
+// The writer widens a row in the transaction that stores the
 // events and never narrows it: a deleted event may leave it wider than the
 // live ones, which costs candidates, never answers.
 //
@@ -42,7 +48,8 @@ namespace dashcam::storage {
 // Part of the partition schema (partition.h).
 inline constexpr const char* kNumberRangesSchemaSql =
     "CREATE TABLE IF NOT EXISTS number_ranges(field TEXT PRIMARY KEY, lo REAL NOT NULL, "
-    "hi REAL NOT NULL, plain INTEGER NOT NULL, strings INTEGER NOT NULL) WITHOUT ROWID;";
+    "hi REAL NOT NULL, plain INTEGER NOT NULL, strings INTEGER NOT NULL, integers INTEGER NOT "
+    "NULL DEFAULT 0) WITHOUT ROWID;";
 
 // One field's row.
 struct FieldNumbers {
@@ -50,6 +57,7 @@ struct FieldNumbers {
   double hi = 0;
   bool plain = true;
   bool strings = false;
+  bool integers = false;
 
   void Widen(const FieldNumbers& o);
 };
@@ -100,6 +108,9 @@ struct NumberRangePlan {
   Kind kind = Kind::kScan;
   // Canonical-text prefixes ("-12", "7799"), none a prefix of another.
   std::vector<std::string> prefixes;
+  // kPrefixes: the numbers starting with `prefixes` are exactly those in
+  // the range (FieldNumbers::integers, and as many digits each).
+  bool exact = false;
 };
 
 // The plan for `r` (numeric bounds: both parse whole as numbers, or are

@@ -142,6 +142,18 @@ Result<int> UserVersion(Db& db) {
   return static_cast<int>(stmt->Int(0));
 }
 
+// number_ranges' `integers` column (number_ranges.h), added to a table made
+// before schema 13, where it says nothing is known.
+Status AddIntegersColumn(Db& db) {
+  auto stmt =
+      db.Prepare("SELECT count(*) FROM pragma_table_info('number_ranges') WHERE name = 'integers'");
+  if (!stmt.ok()) return stmt.status();
+  if (stmt->Step() != SQLITE_ROW) return db.Check(stmt->Reset(), "number_ranges columns");
+  if (stmt->Int(0) != 0) return Status::Ok();
+  stmt->Reset();
+  return db.Exec("ALTER TABLE number_ranges ADD COLUMN integers INTEGER NOT NULL DEFAULT 0");
+}
+
 }  // namespace
 
 Status CreateFtsTable(Db& db, std::string_view name, bool two_columns, bool positions) {
@@ -203,6 +215,7 @@ Status InitPartitionSchema(Db& db, std::int64_t day, bool two_column_index) {
   if (s.ok()) s = db.Exec(kGroupsSql);
   if (s.ok()) s = db.Exec(kDictsSql);
   if (s.ok()) s = db.Exec(kNumberRangesSchemaSql);
+  if (s.ok()) s = AddIntegersColumn(db);
   if (s.ok()) {
     s =
         db.Exec(fmt::format("INSERT OR REPLACE INTO meta VALUES('day','{}');"
@@ -295,9 +308,11 @@ Status PartitionWriter::Prepare() {
       {&insert_vocab_, "INSERT OR IGNORE INTO vocab(term) VALUES(?1)"},
       {&insert_dict_, "INSERT INTO dicts(id, dict) VALUES(1, ?1)"},
       {&widen_numbers_,
-       "INSERT INTO number_ranges(field, lo, hi, plain, strings) VALUES(?1,?2,?3,?4,?5) "
+       "INSERT INTO number_ranges(field, lo, hi, plain, strings, integers) "
+       "VALUES(?1,?2,?3,?4,?5,?6) "
        "ON CONFLICT(field) DO UPDATE SET lo = min(lo, excluded.lo), hi = max(hi, excluded.hi), "
-       "plain = plain AND excluded.plain, strings = strings OR excluded.strings"},
+       "plain = plain AND excluded.plain, strings = strings OR excluded.strings, "
+       "integers = integers AND excluded.integers"},
       {&add_level_second_,
        "INSERT INTO level_seconds(second, level, n) VALUES(?1,?2,?3) "
        "ON CONFLICT(second, level) DO UPDATE SET n = n + excluded.n"},
@@ -757,6 +772,7 @@ Status PartitionWriter::FlushNumberRanges() {
     widen_numbers_.BindDouble(3, n.hi);
     widen_numbers_.Bind(4, std::int64_t{n.plain});
     widen_numbers_.Bind(5, std::int64_t{n.strings});
+    widen_numbers_.Bind(6, std::int64_t{n.integers});
     const int rc = widen_numbers_.Step();
     widen_numbers_.Reset();
     if (rc != SQLITE_DONE) return db_.Check(rc, "number_ranges");

@@ -76,7 +76,8 @@
 //   dicts(id INTEGER PRIMARY KEY, dict BLOB) (since user_version 5): the
 //       zstd dictionary of the compressed documents, id 1; none until the
 //       file has stored enough documents to train it.
-//   number_ranges(field, lo, hi, plain, strings) (since user_version 7):
+//   number_ranges(field, lo, hi, plain, strings, integers) (since
+//       user_version 7; integers since 13):
 //       per field, the span of its numbers (number_ranges.h), widened in the
 //       same transaction as the events. Trusted only when meta says so.
 //   names(id INTEGER PRIMARY KEY, name TEXT UNIQUE) (since user_version 8):
@@ -141,7 +142,8 @@ inline constexpr const char* kSecureDeleteFast = "PRAGMA secure_delete=FAST";
 // Version 12: a numbered day's index may have no positions (detail=none,
 // rowid_layout.h), which an older dashcam would ask for phrases.
 // Version 13: meta level_terms, which an older dashcam would not turn off
-// when it writes an event that breaks its rule.
+// when it writes an event that breaks its rule, and number_ranges'
+// `integers`, which it would not keep.
 inline constexpr int kPartitionSchemaVersion = 13;
 inline constexpr const char* kKeywordFieldsMeta = "keyword_fields";
 inline constexpr const char* kNumberRangesMeta = "number_ranges";

@@ -54,7 +54,8 @@ Result<std::vector<std::string>> ListTerms(PartitionReader& reader, const TermRa
 Result<FieldNumbersLookup> ReadFieldNumbers(PartitionReader& reader, const std::string& field) {
   FieldNumbersLookup out;
   if (!reader.numbers_recorded()) return out;
-  auto stmt = reader.Statement("SELECT lo, hi, plain, strings FROM number_ranges WHERE field = ?1");
+  auto stmt = reader.Statement(
+      "SELECT lo, hi, plain, strings, integers FROM number_ranges WHERE field = ?1");
   if (!stmt.ok()) return stmt.status();
   Stmt& st = **stmt;
   std::string name = FieldTermPrefix(field);
@@ -62,7 +63,8 @@ Result<FieldNumbersLookup> ReadFieldNumbers(PartitionReader& reader, const std::
   st.BindStatic(1, name);
   const int rc = st.Step();
   if (rc == SQLITE_ROW) {
-    out.numbers = FieldNumbers{st.Double(0), st.Double(1), st.Int(2) != 0, st.Int(3) != 0};
+    out.numbers =
+        FieldNumbers{st.Double(0), st.Double(1), st.Int(2) != 0, st.Int(3) != 0, st.Int(4) != 0};
   }
   st.Reset();
   if (rc != SQLITE_ROW && rc != SQLITE_DONE) {

@@ -85,6 +85,48 @@ TEST(NumberRangesTest, PrefixesCoverEveryNumberOfTheRange) {
   }
 }
 
+// A field of non-negative integers of one length: each prefix stands for
+// exactly its integers, so the plan is the answer, whatever the bounds
+// (inclusive or not, fractional).
+TEST(NumberRangesTest, IntegersOfOneLengthArePlannedExactly) {
+  const FieldNumbers ints{52000, 78000, true, false, true};
+  struct Bounds {
+    std::string lo, hi;
+    bool inc_lo, inc_hi;
+  };
+  const std::vector<Bounds> cases = {
+      {"70000", "", false, true},         {"70000", "", true, true},
+      {"", "60000", true, false},         {"", "60000", true, true},
+      {"70000.5", "71000.5", true, true}, {"70000.5", "71000.5", false, false},
+      {"61234", "61234", true, true},     {"61234", "61234", false, true},
+      {"-5", "52001", true, true},        {"77999.2", "77999.8", true, true},
+      {"52000", "78000", false, false},   {"1e4", "6e4", true, true},
+  };
+  for (const Bounds& b : cases) {
+    SCOPED_TRACE(b.lo + " " + b.hi + " " + std::to_string(b.inc_lo) + std::to_string(b.inc_hi));
+    const NumberRangePlan p = PlanNumberRange(R(b.lo, b.hi, b.inc_lo, b.inc_hi), ints);
+    const double lo = b.lo.empty() ? -1e300 : std::stod(b.lo);
+    const double hi = b.hi.empty() ? 1e300 : std::stod(b.hi);
+    int in_range = 0;
+    for (int v = 52000; v <= 78000; ++v) {
+      const bool want = (b.inc_lo ? v >= lo : v > lo) && (b.inc_hi ? v <= hi : v < hi);
+      in_range += want;
+      const bool covered = p.kind == Kind::kPrefixes && Covered(p.prefixes, std::to_string(v));
+      ASSERT_EQ(covered, want) << v;
+    }
+    if (in_range == 0) {
+      EXPECT_EQ(p.kind, Kind::kNone);
+    } else {
+      EXPECT_TRUE(p.exact);
+      EXPECT_LE(p.prefixes.size(), kMaxNumberPrefixes);
+    }
+  }
+  // Candidates only: other lengths, a sign, or numbers not all integers.
+  EXPECT_FALSE(PlanNumberRange(R("70000", ""), FieldNumbers{5, 78000, true, false, true}).exact);
+  EXPECT_FALSE(PlanNumberRange(R("-5", ""), FieldNumbers{-9, 9, true, false, true}).exact);
+  EXPECT_FALSE(PlanNumberRange(R("70000", ""), Span(52000, 78000)).exact);
+}
+
 TEST(NumberRangesTest, CollectorWidensPerField) {
   NumberRangeCollector c;
   c.Add("gpu", 'n', "3");
@@ -107,6 +149,11 @@ TEST(NumberRangesTest, CollectorWidensPerField) {
   EXPECT_FALSE(rows[2].second.plain);
   EXPECT_EQ(rows[3].first, "big");
   EXPECT_FALSE(rows[3].second.plain);  // past 2^53 its double is not its text
+  // Integers: while every number is written without a point or exponent.
+  EXPECT_FALSE(rows[0].second.integers);  // -7.5
+  EXPECT_FALSE(rows[1].second.integers);  // a string
+  EXPECT_FALSE(rows[2].second.integers);
+  EXPECT_TRUE(rows[3].second.integers);
   c.Clear();
   EXPECT_TRUE(c.pending().empty());
 }

@@ -658,6 +658,37 @@ TEST_F(QueryLanguageStoreTest, APartitionTellsHowCommonALeafIsAndHowManyEventsAR
   EXPECT_EQ((*counts)->in_range, 200u);
 }
 
+// A file from before schema 13 gains number_ranges' `integers` column,
+// knowing nothing of its older rows (0: candidates, read), and ranges
+// answer the same.
+TEST_F(QueryLanguageStoreTest, NumberRangesOfAnOlderVersionGainTheIntegersColumn) {
+  for (int v = 70000; v < 70010; ++v) {
+    AddJson(Ev(fmt::format("mem {}", v), fmt::format(R"(,"gpu_mem_mb":{})", v)));
+  }
+  const Node above = Range("gpu_mem_mb", "70006", "", false, true);
+  EXPECT_EQ(Find(above), (Names{"mem 70007", "mem 70008", "mem 70009"}));
+  store_.reset();
+  const std::string path = dir_.path() + "/data/2026-11-29.db";
+  {
+    Db db;
+    ASSERT_TRUE(db.Open(path, SQLITE_OPEN_READWRITE).ok());
+    ASSERT_TRUE(
+        db.Exec("ALTER TABLE number_ranges DROP COLUMN integers; PRAGMA user_version=12").ok());
+  }
+  SetUp();  // opening the store migrates the file
+  AddJson(Ev("mem again", R"(,"gpu_mem_mb":70008,"step":120)"));
+  auto reader = PartitionReader::Open(path, 1024);
+  ASSERT_TRUE(reader.ok());
+  auto stmt =
+      (*reader)->Statement("SELECT group_concat(field || '=' || integers, ',') FROM number_ranges");
+  ASSERT_TRUE(stmt.ok()) << stmt.status().ToString();
+  ASSERT_EQ((*stmt)->Step(), SQLITE_ROW);
+  EXPECT_EQ((*stmt)->Text(0), "gpu_mem_mb=0,step=1");
+  (*stmt)->Reset();
+  EXPECT_EQ(Find(above), (Names{"mem 70007", "mem 70008", "mem 70009", "mem again"}));
+  EXPECT_EQ(Find(Range("step", "", "120", true, false)), Names{});
+}
+
 TEST_F(QueryLanguageStoreTest, OlderPartitionsGetAVocabulary) {
   AsAnOlderVersion();  // a version 1 file had two columns
   AddJson(Ev("alpha beta"));
