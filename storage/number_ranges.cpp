@@ -127,7 +127,8 @@ void NumberRangeCollector::Add(std::string_view name, char type, std::string_vie
     const auto v = ReadNumber(value);
     if (!v || std::isnan(*v)) return;
     FieldNumbers* row = Row(name, *v);
-    const bool integer = value.find_first_of(".eE") == std::string_view::npos;
+    // A sign too: "-0" is not a prefix of the numbers from 0 up.
+    const bool integer = value.find_first_of(".eE-") == std::string_view::npos;
     row->Widen(FieldNumbers{*v, *v, IsPlain(value, *v), false, integer});
     return;
   }

@@ -25,8 +25,9 @@
 // plain: 1 while every number is plain and below 2^53 in magnitude (so its
 // text and its double agree digit for digit); strings: 1 once a string
 // value reads as a number (an index text term, which no number prefix
-// finds); integers: 1 while every number is written as an integer (since
-// schema 13; 0 in rows from before, as nothing is known of their numbers).
+// finds); integers: 1 while every number is written as a non-negative
+// integer, no sign, point or exponent (since schema 13; 0 in rows from
+// before, as nothing is known of their numbers).
 // The writer widens a row in the transaction that stores the
 // events and never narrows it: a deleted event may leave it wider than the
 // live ones, which costs candidates, never answers.

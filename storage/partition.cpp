@@ -459,16 +459,19 @@ bool KeepsLevelTermsExact(const Record& r, std::unordered_map<std::string, std::
 }  // namespace
 
 // Meta level_terms, and the levels the file holds, as the last commit left
-// them. A file whose levels already break the rule (written before the rule
-// was kept) is marked so now.
+// them. A file whose levels already break the rule is marked so now.
 Status PartitionWriter::LoadLevelTerms() {
   level_terms_exact_ = false;
+  level_terms_loaded_ = false;
   level_tokens_.clear();
   auto meta = db_.Prepare(fmt::format("SELECT value FROM meta WHERE key = '{}'", kLevelTermsMeta));
   if (!meta.ok()) return meta.status();
   const int rc = meta->Step();
-  if (rc != SQLITE_ROW) return rc == SQLITE_DONE ? Status::Ok() : db_.Check(rc, "read meta");
-  if (meta->Text(0) != "exact") return Status::Ok();
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_.Check(rc, "read meta");
+  if (rc == SQLITE_DONE || meta->Text(0) != "exact") {
+    level_terms_loaded_ = true;
+    return Status::Ok();
+  }
   auto levels = db_.Prepare("SELECT DISTINCT level FROM level_minutes WHERE level != ''");
   if (!levels.ok()) return levels.status();
   bool exact = true;
@@ -481,9 +484,13 @@ Status PartitionWriter::LoadLevelTerms() {
   if (lrc != SQLITE_ROW && lrc != SQLITE_DONE) return db_.Check(lrc, "read levels");
   if (!exact) {
     level_tokens_.clear();
-    return db_.Exec(fmt::format("UPDATE meta SET value = 'no' WHERE key = '{}'", kLevelTermsMeta));
+    Status s =
+        db_.Exec(fmt::format("UPDATE meta SET value = 'no' WHERE key = '{}'", kLevelTermsMeta));
+    level_terms_loaded_ = s.ok();
+    return s;
   }
   level_terms_exact_ = true;
+  level_terms_loaded_ = true;
   return Status::Ok();
 }
 
@@ -613,6 +620,9 @@ Status PartitionWriter::Begin() {
   const int rc = mark_late_.Step();
   mark_late_.Reset();
   Status s = rc == SQLITE_DONE ? PrepareIndexInsert() : db_.Check(rc, "mark late");
+  // After a rollback: what the last commit left (a writer that could not
+  // tell would stop keeping a rule the file still claims).
+  if (s.ok() && !level_terms_loaded_) s = LoadLevelTerms();
   if (!s.ok()) {
     Rollback();
     return s;
@@ -685,7 +695,7 @@ void PartitionWriter::Rollback() {
   // Keys handed out in the rolled-back transaction are free again.
   next_seq_.clear();
   LoadHighestKey();
-  LoadLevelTerms();
+  level_terms_loaded_ = false;
   dictionary_in_transaction_ = false;
   pending_dictionary_.clear();
 }

@@ -266,6 +266,7 @@ class PartitionWriter {
   // Meta level_terms is "exact"; then the folded token of each level the
   // file holds, to the level.
   bool level_terms_exact_ = false;
+  bool level_terms_loaded_ = false;  // the two above are the file's
   std::unordered_map<std::string, std::string> level_tokens_;
 
   std::unordered_map<TimeMs, std::uint32_t> next_seq_;  // cache of NextKey
