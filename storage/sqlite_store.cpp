@@ -1261,9 +1261,16 @@ class ReadSnapshot {
   explicit ReadSnapshot(PartitionReader& reader) : db_(reader.db()) {
     open_ = sqlite3_exec(db_, "BEGIN", nullptr, nullptr, nullptr) == SQLITE_OK;
   }
+  // A snapshot left open would keep every later read of the connection in
+  // the past (and the WAL from being reset): a statement still stepping is
+  // reset, and the end tried again.
   ~ReadSnapshot() {
-    if (open_ && !sqlite3_get_autocommit(db_))
-      sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
+    if (!open_ || sqlite3_get_autocommit(db_)) return;
+    if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) == SQLITE_OK) return;
+    for (sqlite3_stmt* s = sqlite3_next_stmt(db_, nullptr); s; s = sqlite3_next_stmt(db_, s)) {
+      if (sqlite3_stmt_busy(s)) sqlite3_reset(s);
+    }
+    sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
   }
   ReadSnapshot(const ReadSnapshot&) = delete;
   ReadSnapshot& operator=(const ReadSnapshot&) = delete;
