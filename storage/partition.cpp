@@ -142,15 +142,21 @@ Result<int> UserVersion(Db& db) {
   return static_cast<int>(stmt->Int(0));
 }
 
+// Whether `table` has a column named `column`.
+Result<bool> HasColumn(Db& db, std::string_view table, std::string_view column) {
+  auto stmt = db.Prepare(
+      fmt::format("SELECT count(*) FROM pragma_table_info('{}') WHERE name = '{}'", table, column));
+  if (!stmt.ok()) return stmt.status();
+  if (stmt->Step() != SQLITE_ROW) return db.Check(stmt->Reset(), "table columns");
+  return stmt->Int(0) != 0;
+}
+
 // number_ranges' `integers` column (number_ranges.h), added to a table made
 // before schema 13, where it says nothing is known.
 Status AddIntegersColumn(Db& db) {
-  auto stmt =
-      db.Prepare("SELECT count(*) FROM pragma_table_info('number_ranges') WHERE name = 'integers'");
-  if (!stmt.ok()) return stmt.status();
-  if (stmt->Step() != SQLITE_ROW) return db.Check(stmt->Reset(), "number_ranges columns");
-  if (stmt->Int(0) != 0) return Status::Ok();
-  stmt->Reset();
+  auto has = HasColumn(db, "number_ranges", "integers");
+  if (!has.ok()) return has.status();
+  if (*has) return Status::Ok();
   return db.Exec("ALTER TABLE number_ranges ADD COLUMN integers INTEGER NOT NULL DEFAULT 0");
 }
 
@@ -164,10 +170,9 @@ Status CreateFtsTable(Db& db, std::string_view name, bool two_columns, bool posi
 }
 
 Result<bool> FtsHasOneColumn(Db& db) {
-  auto stmt = db.Prepare("SELECT count(*) FROM pragma_table_info('fts') WHERE name = 'attrs'");
-  if (!stmt.ok()) return stmt.status();
-  if (stmt->Step() != SQLITE_ROW) return db.Check(stmt->Reset(), "fts columns");
-  return stmt->Int(0) == 0;
+  auto attrs = HasColumn(db, "fts", "attrs");
+  if (!attrs.ok()) return attrs.status();
+  return !*attrs;
 }
 
 Status CreateEventsTable(Db& db, std::string_view name) {
@@ -432,6 +437,15 @@ constexpr std::size_t kMaxLevelTermBytes = 64;
 // its level up among them, and a histogram queries each.
 constexpr std::size_t kMaxExactLevels = 16;
 
+// Adds a level not yet in `tokens` (folded token -> level); false when it
+// cannot keep the level terms exact: not one token, too long, one too many,
+// or folded like another (INFO and info share a term).
+bool AddLevelToken(std::string_view level, std::unordered_map<std::string, std::string>& tokens) {
+  if (tokens.size() >= kMaxExactLevels || level.size() > kMaxLevelTermBytes) return false;
+  const std::vector<std::string> folded = TextTokenizer::TokenizeToVector(level);
+  return folded.size() == 1 && tokens.try_emplace(folded.front(), std::string(level)).second;
+}
+
 // Whether `r` keeps the file's level terms exact (meta level_terms), given
 // the folded token of each level the file holds so far (`tokens`, which
 // takes r's level).
@@ -450,10 +464,7 @@ bool KeepsLevelTermsExact(const Record& r, std::unordered_map<std::string, std::
   for (const auto& [token, known] : tokens) {
     if (known == r.level) return true;
   }
-  if (tokens.size() >= kMaxExactLevels || r.level.size() > kMaxLevelTermBytes) return false;
-  const std::vector<std::string> folded = TextTokenizer::TokenizeToVector(r.level);
-  if (folded.size() != 1) return false;
-  return tokens.try_emplace(folded.front(), r.level).second;  // INFO and info share a term
+  return AddLevelToken(r.level, tokens);
 }
 
 }  // namespace
@@ -477,27 +488,23 @@ Status PartitionWriter::LoadLevelTerms() {
   bool exact = true;
   int lrc;
   while ((lrc = levels->Step()) == SQLITE_ROW && exact) {
-    const std::vector<std::string> folded = TextTokenizer::TokenizeToVector(levels->Text(0));
-    exact = folded.size() == 1 &&
-            level_tokens_.try_emplace(folded.front(), std::string(levels->Text(0))).second;
+    exact = AddLevelToken(levels->Text(0), level_tokens_);
   }
   if (lrc != SQLITE_ROW && lrc != SQLITE_DONE) return db_.Check(lrc, "read levels");
-  if (!exact) {
-    level_tokens_.clear();
-    Status s =
-        db_.Exec(fmt::format("UPDATE meta SET value = 'no' WHERE key = '{}'", kLevelTermsMeta));
-    level_terms_loaded_ = s.ok();
-    return s;
-  }
-  level_terms_exact_ = true;
-  level_terms_loaded_ = true;
-  return Status::Ok();
+  level_terms_exact_ = exact;
+  Status s = exact ? Status::Ok() : TurnLevelTermsOff();
+  level_terms_loaded_ = s.ok();
+  return s;
 }
 
 // Turns meta level_terms off, in this transaction, at the first event that
 // breaks its rule.
 Status PartitionWriter::NoteLevelTerms(const Record& r) {
   if (KeepsLevelTermsExact(r, level_tokens_)) return Status::Ok();
+  return TurnLevelTermsOff();
+}
+
+Status PartitionWriter::TurnLevelTermsOff() {
   level_terms_exact_ = false;
   level_tokens_.clear();
   return db_.Exec(fmt::format("UPDATE meta SET value = 'no' WHERE key = '{}'", kLevelTermsMeta));
@@ -829,24 +836,27 @@ Status PartitionReader::ReadMeta() {
   return rc == SQLITE_DONE ? Status::Ok() : db_.Check(rc, "read meta");
 }
 
-Result<bool> PartitionReader::LevelTermsExact() {
-  auto stmt = Statement(fmt::format("SELECT value FROM meta WHERE key = '{}'", kLevelTermsMeta));
+Result<std::string> PartitionReader::MetaValue(std::string_view key) {
+  auto stmt = Statement(fmt::format("SELECT value FROM meta WHERE key = '{}'", key));
   if (!stmt.ok()) return stmt.status();
   const int rc = (*stmt)->Step();
-  const bool exact = rc == SQLITE_ROW && (*stmt)->Text(0) == "exact";
+  std::string value(rc == SQLITE_ROW ? (*stmt)->Text(0) : std::string_view());
   (*stmt)->Reset();
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_.Check(rc, "read level_terms");
-  return exact;
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_.Check(rc, "read meta");
+  return value;
+}
+
+Result<bool> PartitionReader::LevelTermsExact() {
+  auto value = MetaValue(kLevelTermsMeta);
+  if (!value.ok()) return value.status();
+  return *value == "exact";
 }
 
 Status PartitionReader::ReadRowids() {
-  auto stmt = Statement(fmt::format("SELECT value FROM meta WHERE key = '{}'", kRowidsMeta));
-  if (!stmt.ok()) return stmt.status();
-  const int rc = (*stmt)->Step();
-  const std::string_view value = rc == SQLITE_ROW ? (*stmt)->Text(0) : std::string_view();
-  if (value != rowids_.meta) rowids_ = ParseRowidLayout(value);
-  (*stmt)->Reset();
-  return rc == SQLITE_ROW || rc == SQLITE_DONE ? Status::Ok() : db_.Check(rc, "read rowids");
+  auto value = MetaValue(kRowidsMeta);
+  if (!value.ok()) return value.status();
+  if (*value != rowids_.meta) rowids_ = ParseRowidLayout(*value);
+  return Status::Ok();
 }
 
 Result<Stmt*> PartitionReader::Statement(const std::string& sql) {

@@ -233,6 +233,7 @@ class PartitionWriter {
   void NoteGroup(const Record& r, bool counts);
   Status LoadLevelTerms();
   Status NoteLevelTerms(const Record& r);
+  Status TurnLevelTermsOff();
 
   SourceCompressor sources_;
   SharedDictionaries* shared_dictionaries_ = nullptr;
@@ -313,6 +314,8 @@ class PartitionReader {
 
  private:
   PartitionReader() = default;
+  // Meta `key`'s value; empty when absent.
+  Result<std::string> MetaValue(std::string_view key);
   Db db_;
   std::string indexed_keywords_;
   bool numbers_recorded_ = false;
