@@ -73,6 +73,18 @@ class FtsMembershipTest : public ::testing::Test {
     return fmt::format("dc_fts_has(key, ?1, '{}', '{}', '{}')", desc, asc, kAll);
   }
 
+  // Steps `stmt` (key, dc_fts_has) to its end, checking each answer against
+  // `want`; the rows it gave.
+  static int StepChecking(Stmt& stmt, const std::set<std::int64_t>& want) {
+    int rows = 0, rc = SQLITE_OK;
+    while ((rc = stmt.Step()) == SQLITE_ROW) {
+      ++rows;
+      EXPECT_EQ(stmt.Int(1) != 0, want.count(stmt.Int(0)) == 1) << stmt.Int(0);
+    }
+    EXPECT_EQ(rc, SQLITE_DONE);
+    return rows;
+  }
+
   Db db_;
   int walked_ = 0;
 };
@@ -90,13 +102,7 @@ TEST_F(FtsMembershipTest, AnswersAsInWhateverOrderTheScanAsks) {
         for (int run = 0; run < 2; ++run) {
           stmt->Reset();
           stmt->Bind(1, fts);
-          int rows = 0, rc = SQLITE_OK;
-          while ((rc = stmt->Step()) == SQLITE_ROW) {
-            ++rows;
-            ASSERT_EQ(stmt->Int(1) != 0, want.count(stmt->Int(0)) == 1) << stmt->Int(0);
-          }
-          ASSERT_EQ(rc, SQLITE_DONE);
-          EXPECT_EQ(rows, 3000);
+          EXPECT_EQ(StepChecking(*stmt, want), 3000);
         }
       }
     }
@@ -153,12 +159,7 @@ TEST_F(FtsMembershipTest, ScatteredKeysAreSoughtNotSteppedTo) {
                                         Has(), picked, order));
     ASSERT_TRUE(stmt.ok()) << stmt.status().ToString();
     stmt->Bind(1, std::string("alpha"));
-    int rows = 0;
-    while (stmt->Step() == SQLITE_ROW) {
-      ++rows;
-      EXPECT_EQ(stmt->Int(1) != 0, alpha.count(stmt->Int(0)) == 1);
-    }
-    EXPECT_EQ(rows, 3);
+    EXPECT_EQ(StepChecking(*stmt, alpha), 3);
     EXPECT_LT(walked_, 700) << "of " << alpha.size();
   }
 }
@@ -211,13 +212,7 @@ TEST_F(FtsMembershipTest, APrefixTermIsNotSoughtAgainAndAgain) {
     ASSERT_TRUE(stmt.ok()) << stmt.status().ToString();
     stmt->Bind(1, c.fts);
     NestedRuns runs(db_.get());
-    int rows = 0, rc = SQLITE_OK;
-    while ((rc = stmt->Step()) == SQLITE_ROW) {
-      ++rows;
-      EXPECT_EQ(stmt->Int(1) != 0, want.count(stmt->Int(0)) == 1) << stmt->Int(0);
-    }
-    ASSERT_EQ(rc, SQLITE_DONE);
-    EXPECT_EQ(rows, 4);
+    EXPECT_EQ(StepChecking(*stmt, want), 4);
     EXPECT_LE(runs.count(), c.most_runs);
     EXPECT_GT(runs.count(), 0);
   }
