@@ -294,7 +294,7 @@ TEST_F(TailTest, HundredTailsEachGetTheirMatchesWhileIngesting) {
     StreamClient& t = *tails[i];
     const std::size_t expected = want[i % 4];
     ASSERT_TRUE(
-        t.ReadUntil([&](const std::string& b) { return CompleteEvents(b) >= expected; }, 10s))
+        t.ReadUntil([&](const std::string& b) { return CompleteEvents(b) >= expected; }, 30s))
         << CountOf(t.body(), "\nid: ") << " of " << expected;
     const auto events = SseEvents(t.body());
     EXPECT_EQ(events.size(), expected);
