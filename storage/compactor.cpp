@@ -146,7 +146,9 @@ bool Compactor::CompactOne(const PartitionInfo& p) {
   bool dropped = false;
   if (!pin.ok()) {
     r = pin.status();
-    dropped = pin.status().code() == StatusCode::kUnavailable;  // no longer in the set
+  } else if (!*pin) {
+    r = Status::Unavailable("no longer in the set");
+    dropped = true;
   } else {
     const PartitionPin& files = *pin;
     const CompactionPace pace = [&](SteadyClock::duration step) {

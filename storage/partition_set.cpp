@@ -110,10 +110,7 @@ Result<PartitionPin> PartitionSet::OpenPinned(
     auto it = days_.find(day);
     if (it != days_.end()) pin = it->second;
   }
-  if (!pin) {
-    return Status::Unavailable(
-        fmt::format("partition {} was dropped while the query ran", FormatDay(day)));
-  }
+  if (!pin) return pin;  // dropped or quarantined since the caller listed it
   if (auto s = open(pin->path()); !s.ok()) return s;
   return pin;
 }

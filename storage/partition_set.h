@@ -82,8 +82,8 @@ class PartitionSet {
   const std::string& dir() const { return dir_; }
 
   // Runs `open(path)` for `day`'s files while they cannot be moved, and
-  // returns a pin that keeps them on disk until released. Unavailable when
-  // the day is not (or no longer) in the set, or whatever `open` returned.
+  // returns a pin that keeps them on disk until released; a null pin when
+  // the day is not (or no longer) in the set; or whatever `open` returned.
   // `open` must leave the connection with its -wal and -shm files open (one
   // read does it): those are found by name, which a drop changes.
   Result<PartitionPin> OpenPinned(std::int64_t day,

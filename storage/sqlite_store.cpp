@@ -39,7 +39,10 @@ class SqliteStore::ReaderSet {
 
   // A connection to `day`'s partition. One opened before the partition was
   // dropped keeps reading it (its pin keeps the files) until EvictDropped;
-  // one opened before its index was renewed reads its meta again.
+  // one opened before its index was renewed reads its meta again. Null
+  // when the day left the set (retention dropped it, or it was quarantined)
+  // after the caller listed it: the caller reads the day as empty, as a
+  // query that started a moment later would have.
   Result<PartitionReader*> For(std::int64_t day) {
     auto it = readers_.find(day);
     if (it != readers_.end()) {
@@ -64,6 +67,7 @@ class SqliteStore::ReaderSet {
       return rc == SQLITE_ROW ? Status::Ok() : SqliteStatus(rc, reader->db(), "open partition");
     });
     if (!pin.ok()) return pin.status();
+    if (!*pin) return static_cast<PartitionReader*>(nullptr);
     auto& entry = readers_[day];
     entry.pin = std::move(*pin);
     entry.reader = std::move(reader);
@@ -685,6 +689,11 @@ class SqliteStore::DaySearch {
     auto target = TargetFor(i, who, &moot);
     if (!target.ok()) return moot() ? !Done(i) : Fail(target.status());
     auto [reader, q] = *target;
+    if (reader == nullptr) {
+      std::lock_guard lock(mu_);
+      per_slice_[i].scanned = per_slice_[i].has_newest = true;
+      return !Done(i);
+    }
     const std::uint64_t counted = counted_.load();
     const std::uint64_t count_cap = req_.count_limit > counted ? req_.count_limit - counted : 0;
     const std::uint64_t cap = std::max<std::uint64_t>(count_cap, keep_);
@@ -745,6 +754,7 @@ class SqliteStore::DaySearch {
       auto target = TargetFor(i, 0);
       if (!target.ok()) return target.status();
       auto [reader, q] = *target;
+      if (reader == nullptr) continue;  // dropped since the scan
       const std::size_t before = out.size();
       const SliceScan& d = per_slice_[i];
       if (d.scanned && d.has_newest) {
@@ -793,6 +803,7 @@ class SqliteStore::DaySearch {
     }
     auto reader = readers->For(slices_[i].day);
     if (!reader.ok()) return reader.status();
+    if (!*reader) return ReadTarget{nullptr, nullptr};  // dropped: an empty day
     auto q = compiled_.For(slices_[i].day, **reader, stop);
     if (!q.ok()) return q.status();
     return ReadTarget{*reader, *q};
@@ -1022,8 +1033,10 @@ Result<std::optional<StoredEvent>> SqliteStore::Get(std::string_view id) {
     if (partitions_.Contains(day)) {
       auto reader = lease->For(day);
       if (!reader.ok()) return reader.status();
-      auto found = GetOne(**reader, EventByKeySql(), *key);
-      if (!found.ok() || *found) return found;
+      if (*reader) {  // else dropped since Contains
+        auto found = GetOne(**reader, EventByKeySql(), *key);
+        if (!found.ok() || *found) return found;
+      }
     }
   }
   const std::string sql =
@@ -1031,6 +1044,7 @@ Result<std::optional<StoredEvent>> SqliteStore::Get(std::string_view id) {
   for (std::int64_t day : partitions_.DaysOverlapping(kMinEventTime, kMaxEventTime)) {
     auto reader = lease->For(day);
     if (!reader.ok()) return reader.status();
+    if (!*reader) continue;
     auto found = GetOne(**reader, sql, id);
     if (!found.ok() || *found) return found;
   }
@@ -1121,6 +1135,7 @@ Result<ScanPage> SqliteStore::ScanOnce(const ScanRequest& req) {
     if (page.more) break;
     auto reader = lease->For(day);
     if (!reader.ok()) return reader.status();
+    if (!*reader) continue;  // dropped since listed
     auto q = compiled.For(day, **reader);
     if (!q.ok()) return q.status();
     const std::string sql = ScanSql(**q, req.ascending);
@@ -1379,6 +1394,7 @@ Status ScanHistogram(const ReaderFor& reader_for, const std::vector<std::int64_t
   for (std::int64_t day : days) {
     auto reader = reader_for(day);
     if (!reader.ok()) return reader.status();
+    if (!*reader) continue;  // dropped since listed
     auto q = compiled.For(day, **reader);
     if (!q.ok()) return q.status();
     if (by_level_only && (*q)->fts && (*q)->where == "1") {
@@ -1441,6 +1457,7 @@ Status LevelCountsHistogram(const ReaderFor& reader_for, const std::vector<std::
   for (std::int64_t day : days) {
     auto reader = reader_for(day);
     if (!reader.ok()) return reader.status();
+    if (!*reader) continue;  // dropped since listed
     DeadlineGuard guard((*reader)->db(), deadline);
     // [from, to) within this day: whole units from the table, the rest counted.
     const TimeMs lo = std::max(from, DayStart(day)), hi = std::min(to, DayStart(day + 1));
@@ -1491,6 +1508,7 @@ Result<std::vector<std::string>> SampleSplitKeys(const ReaderFor& reader_for,
   for (std::int64_t day : days) {
     auto reader = reader_for(day);
     if (!reader.ok()) return reader.status();
+    if (!*reader) continue;  // dropped since listed
     auto q = compiled.For(day, **reader);
     if (!q.ok()) return q.status();
     const std::string sql = RowsSql(**q, HistogramColumns(rows), Need::kEvents, true);
@@ -1539,6 +1557,7 @@ Result<std::vector<HistogramBucket>> SqliteStore::HistogramOnce(const SearchRequ
   for (std::int64_t day : partitions_.DaysOverlapping(from, to)) {
     auto reader = lease->For(day);
     if (!reader.ok()) return reader.status();
+    if (!*reader) continue;  // dropped since listed
     auto compiled = CompileFor(**reader, *req.query, req.deadline, Reading(from, to, 0));
     if (!compiled.ok()) return compiled.status();
     // The keys in order, counted here a bucket at a time: SQLite's GROUP BY
@@ -1648,6 +1667,7 @@ Result<FieldsSummary> SqliteStore::SummarizeFieldsOnce(const SearchRequest& req,
   for (std::int64_t day : partitions_.DaysOverlapping(from, to)) {
     auto reader = lease->For(day);
     if (!reader.ok()) return reader.status();
+    if (!*reader) continue;  // dropped since listed
     auto q = compiled.For(day, **reader);
     if (!q.ok()) return q.status();
     const std::string sql =
@@ -1692,6 +1712,7 @@ Result<Neighbors> SqliteStore::FindNeighborsOnce(const SearchRequest& req,
   {
     auto reader = lease->For(anchor_day);
     if (!reader.ok()) return reader.status();
+    if (!*reader) return Status::NotFound("no such event");  // dropped meanwhile
     auto found = GetOne(**reader, EventByKeySql(), spec.anchor);
     if (!found.ok()) return found.status();
     if (!*found) return Status::NotFound("no such event");
@@ -1716,6 +1737,7 @@ Result<Neighbors> SqliteStore::FindNeighborsOnce(const SearchRequest& req,
     for (std::int64_t day : days) {
       auto reader = lease->For(day);
       if (!reader.ok()) return reader.status();
+      if (!*reader) continue;  // dropped since listed
       auto q = compiled.For(day, **reader);
       if (!q.ok()) return q.status();
       const std::string sql = RowsSql(**q, kEventColumns, Need::kEvents, older);
@@ -1753,6 +1775,7 @@ Result<std::optional<TimeExtent>> SqliteStore::Extent(Clock::time_point /*deadli
     for (std::int64_t day : days) {
       auto reader = lease->For(day);
       if (!reader.ok()) return reader.status();
+      if (!*reader) continue;  // dropped since listed
       auto key = EndKey(**reader, end);
       if (!key.ok() || *key) return key;
     }
@@ -1778,6 +1801,7 @@ Result<GroupsPage> SqliteStore::Groups(const GroupsRequest& req) {
   for (std::int64_t day : partitions_.DaysOverlapping(req.from, req.to)) {
     auto reader = lease->For(day);
     if (!reader.ok()) return reader.status();
+    if (!*reader) continue;  // dropped since listed
     DeadlineGuard guard((*reader)->db(), req.deadline);
     auto stmt = (*reader)->Statement(
         "SELECT key, first_ms, last_ms, events, ended_ms FROM groups "

@@ -408,7 +408,7 @@ TEST_F(CompactionTest, AnOlderDayIsReindexedWhenThereIsRoomForItsNewIndex) {
   EXPECT_FALSE(compactor.Status().last->result.reindex_pending);
   EXPECT_EQ(compactor.CheckNow(), 0u);  // and done
   auto pin = set_.OpenPinned(kPastDay, [](const std::string&) { return Status::Ok(); });
-  ASSERT_TRUE(pin.ok());
+  ASSERT_TRUE(pin.ok() && *pin);
   EXPECT_EQ((*pin)->generation(), 1u);  // readers take the new meta
   EXPECT_EQ(Probe(), answers);
   const FileFacts after = Facts(PastPath());

@@ -4,6 +4,7 @@
 #include "storage/sqlite_store.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <filesystem>
 #include <future>
@@ -23,6 +24,7 @@
 #include "storage/sqlite_db.h"
 #include "storage/time_format.h"
 #include "tests/common/test_server.h"
+#include "tests/common/wait_for.h"
 
 namespace dashcam::storage {
 namespace {
@@ -66,11 +68,12 @@ class SqliteStoreTest : public ::testing::Test {
 
   void SetUp() override { Open(); }
 
-  void Open(WriterOptions writer = {}) {
+  void Open(WriterOptions writer = {}, RetentionPolicy retention = {}) {
     store_.reset();
     SqliteStoreOptions opts;
     opts.data_dir = DataDir();
     opts.writer = writer;
+    opts.retention = retention;
     opts.writer.partition.sync = SyncMode::kNormal;
     // Every search here may count days on helper threads too.
     opts.search_helpers = 2;
@@ -440,6 +443,55 @@ TEST_F(SqliteStoreTest, TotalIsCappedByCountLimit) {
     EXPECT_EQ(page->total, c.total);
     EXPECT_EQ(page->total_exact, c.exact);
   }
+}
+
+// Retention may drop a day after a search listed the days and before it
+// opened that day's files. The search reads the day as empty, as one started
+// a moment later would, rather than failing. Each day here is written, so
+// listed, then dropped by the size rule right after its commit, before any
+// connection opened it: the search must open its files, or find it gone.
+TEST_F(SqliteStoreTest, ADayDroppedWhileASearchRunsReadsAsEmpty) {
+  RetentionPolicy one_byte;
+  one_byte.max_disk_bytes = 1;                           // every past day goes after each commit
+  one_byte.check_period = std::chrono::milliseconds(5);  // and a commit pokes it this soon
+  Open({}, one_byte);
+  const std::int64_t today = DayOf(WallClockMs());
+  std::vector<Record> kept;  // tomorrow's: never dropped
+  for (int i = 0; i < 50; ++i) kept.push_back(Ev("kept", DayStart(today + 1) + i, "epoch done"));
+  MustAppend(std::move(kept));
+  std::atomic<bool> stop{false};
+  std::atomic<int> searches{0};
+  std::string failure;  // set by the searcher before it returns
+  std::thread searcher([&] {
+    const Node q = Msg("epoch");
+    SearchRequest req;
+    req.query = &q;
+    req.limit = 60;
+    req.count_limit = 10'000;
+    while (!stop.load()) {
+      const bool histogram = searches.load() % 2 == 1;
+      const Status s =
+          histogram ? store_->Histogram(req, kMsPerDay).status() : store_->Search(req).status();
+      if (!s.ok()) {
+        failure = (histogram ? "histogram: " : "search: ") + s.ToString();
+        return;
+      }
+      searches.fetch_add(1);
+    }
+  });
+  bool dropped = true;
+  for (int i = 0; i < 200 && dropped && !HasFailure(); ++i) {
+    const std::int64_t day = today - 1 - i;
+    MustAppend({Ev("old", DayStart(day) + 1'000, "epoch begins")});
+    dropped = dashcam::testing::WaitFor([&] { return store_->Partitions().size() == 1; },
+                                        std::chrono::seconds(10));
+  }
+  stop.store(true);
+  searcher.join();
+  EXPECT_TRUE(dropped);
+  EXPECT_EQ(failure, "");
+  EXPECT_GT(searches.load(), 0);
+  EXPECT_EQ(Find(Msg("epoch")).size(), 50u);
 }
 
 // Helper threads read days of a search beside the searching thread
