@@ -204,9 +204,9 @@ Status InitPartitionSchema(Db& db, std::int64_t day, bool two_column_index) {
           fmt::format("INSERT OR REPLACE INTO meta VALUES('{}','{}'); INSERT OR REPLACE INTO meta "
                       "VALUES('{}','all'); INSERT OR REPLACE INTO meta VALUES('{}','{}');"
                       "INSERT OR REPLACE INTO meta VALUES('{}','all');"
-                      "INSERT OR REPLACE INTO meta VALUES('{}','exact')",
+                      "INSERT OR REPLACE INTO meta VALUES('{}','{}')",
                       kKeywordFieldsMeta, kKeywordFields, kNumberRangesMeta, kNamesMeta,
-                      kNamesMetaValue, kFieldTermsMeta, kLevelTermsMeta));
+                      kNamesMetaValue, kFieldTermsMeta, kLevelTermsMeta, kLevelTermsNew));
     }
   } else if (*version < 2) {
     // Older partitions lack the vocabulary; build it from the index.
@@ -446,20 +446,23 @@ bool AddLevelToken(std::string_view level, std::unordered_map<std::string, std::
   return folded.size() == 1 && tokens.try_emplace(folded.front(), std::string(level)).second;
 }
 
-// Whether `r` keeps the file's level terms exact (meta level_terms), given
-// the folded token of each level the file holds so far (`tokens`, which
-// takes r's level).
-bool KeepsLevelTermsExact(const Record& r, std::unordered_map<std::string, std::string>& tokens) {
-  const Field* level = nullptr;
+// Whether `r` keeps the file's level terms exact (meta level_terms) in
+// `fields`, given the folded token of each level the file holds so far
+// (`tokens`, which takes r's level).
+bool KeepsLevelTermsExact(const Record& r, std::span<const std::string_view> fields,
+                          std::unordered_map<std::string, std::string>& tokens) {
+  std::uint32_t seen = 0;  // bit i: fields[i]
   for (const Field& f : r.fields) {
-    if (f.name != kLevelTermsField) continue;
-    if (level != nullptr) return false;  // an array: several values
-    level = &f;
+    const auto it = std::find(fields.begin(), fields.end(), f.name);
+    if (it == fields.end()) continue;
+    const std::uint32_t bit = 1u << (it - fields.begin());
+    if (seen & bit) return false;  // an array: several values
+    seen |= bit;
+    // A number, or a value that is not the level (a log.level beside a
+    // `level` of its own), would be found under another level's term.
+    if (f.type != Field::Type::kString || f.text != r.level) return false;
   }
-  if (r.level.empty()) return level == nullptr;
-  if (level == nullptr || level->type != Field::Type::kString || level->text != r.level) {
-    return false;  // the level came from `level`, or log.level is not it
-  }
+  if (r.level.empty() || seen == 0) return r.level.empty() && seen == 0;
   // The few levels of a file are each tokenized once.
   for (const auto& [token, known] : tokens) {
     if (known == r.level) return true;
@@ -469,17 +472,25 @@ bool KeepsLevelTermsExact(const Record& r, std::unordered_map<std::string, std::
 
 }  // namespace
 
+std::span<const std::string_view> LevelTermFields(std::string_view value) {
+  static constexpr std::string_view kEither[] = {"log.level", "level"};
+  if (value == kLevelTermsNew) return kEither;
+  if (value == "exact") return std::span(kEither).first(1);  // version 13
+  return {};
+}
+
 // Meta level_terms, and the levels the file holds, as the last commit left
 // them. A file whose levels already break the rule is marked so now.
 Status PartitionWriter::LoadLevelTerms() {
-  level_terms_exact_ = false;
+  level_fields_ = {};
   level_terms_loaded_ = false;
   level_tokens_.clear();
   auto meta = db_.Prepare(fmt::format("SELECT value FROM meta WHERE key = '{}'", kLevelTermsMeta));
   if (!meta.ok()) return meta.status();
   const int rc = meta->Step();
   if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_.Check(rc, "read meta");
-  if (rc == SQLITE_DONE || meta->Text(0) != "exact") {
+  const auto fields = LevelTermFields(rc == SQLITE_ROW ? meta->Text(0) : "");
+  if (fields.empty()) {
     level_terms_loaded_ = true;
     return Status::Ok();
   }
@@ -491,7 +502,7 @@ Status PartitionWriter::LoadLevelTerms() {
     exact = AddLevelToken(levels->Text(0), level_tokens_);
   }
   if (lrc != SQLITE_ROW && lrc != SQLITE_DONE) return db_.Check(lrc, "read levels");
-  level_terms_exact_ = exact;
+  if (exact) level_fields_ = fields;
   Status s = exact ? Status::Ok() : TurnLevelTermsOff();
   level_terms_loaded_ = s.ok();
   return s;
@@ -500,12 +511,12 @@ Status PartitionWriter::LoadLevelTerms() {
 // Turns meta level_terms off, in this transaction, at the first event that
 // breaks its rule.
 Status PartitionWriter::NoteLevelTerms(const Record& r) {
-  if (KeepsLevelTermsExact(r, level_tokens_)) return Status::Ok();
+  if (KeepsLevelTermsExact(r, level_fields_, level_tokens_)) return Status::Ok();
   return TurnLevelTermsOff();
 }
 
 Status PartitionWriter::TurnLevelTermsOff() {
-  level_terms_exact_ = false;
+  level_fields_ = {};
   level_tokens_.clear();
   return db_.Exec(fmt::format("UPDATE meta SET value = 'no' WHERE key = '{}'", kLevelTermsMeta));
 }
@@ -590,7 +601,7 @@ Result<RecordOutcome> PartitionWriter::WriteOne(const Record& r, EventKey key) {
   if ((rc & 0xFF) == SQLITE_CONSTRAINT) return RecordOutcome::kDuplicate;
   if (rc != SQLITE_DONE) return db_.Check(rc, "insert event");
   ++level_second_deltas_[{KeyTime(key) / kMsPerSecond, r.level}];
-  if (level_terms_exact_) {
+  if (!level_fields_.empty()) {
     if (auto s = NoteLevelTerms(r); !s.ok()) return s;
   }
 
@@ -846,10 +857,10 @@ Result<std::string> PartitionReader::MetaValue(std::string_view key) {
   return value;
 }
 
-Result<bool> PartitionReader::LevelTermsExact() {
+Result<std::span<const std::string_view>> PartitionReader::LevelTermFields() {
   auto value = MetaValue(kLevelTermsMeta);
   if (!value.ok()) return value.status();
-  return *value == "exact";
+  return storage::LevelTermFields(*value);
 }
 
 Status PartitionReader::ReadRowids() {

@@ -45,13 +45,15 @@
 //       "field_terms" = "all" when the file was created indexing a term for
 //       every value of an indexed field, a value of no tokens included
 //       (attrs_codec.h): a field exists exactly where one of its terms is.
-//       "level_terms" = "exact" while every event of the file has its level
-//       (the events column) as its only `log.level` value, a string of one
-//       token no other level of the file folds to, or has neither: the
-//       events of level L are then exactly those with the term
-//       log.level:L. Set on a file created since the key exists; the
-//       first event that breaks the rule sets "no", in its transaction,
-//       and it never turns back.
+//       "level_terms" = "either" while every event of the file has its
+//       level (the events column) as its only `log.level` value, its only
+//       `level` value or both, a string of one token no other level of the
+//       file folds to, or has no level and neither field: the events of
+//       level L are then exactly those with the term log.level:L or
+//       level:L. "exact" (files created at version 13): the same with
+//       `log.level` alone. Set on a file as it is created; the first event
+//       that breaks the rule sets "no", in its transaction, and it never
+//       turns back.
 //       "rowids" = "docnos:N:G:blocks" or "late:N:G:blocks" when a re-index
 //       numbered the index's rowids (rowid_layout.h; without ":blocks"
 //       before version 11); absent: they are keys.
@@ -98,6 +100,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "storage/fts_tokenizer.h"
@@ -144,15 +147,20 @@ inline constexpr const char* kSecureDeleteFast = "PRAGMA secure_delete=FAST";
 // Version 13: meta level_terms, which an older dashcam would not turn off
 // when it writes an event that breaks its rule, and number_ranges'
 // `integers`, which it would not keep.
-inline constexpr int kPartitionSchemaVersion = 13;
+// Version 14: meta level_terms may say "either", which a dashcam of version
+// 13 would neither use nor turn off.
+inline constexpr int kPartitionSchemaVersion = 14;
 inline constexpr const char* kKeywordFieldsMeta = "keyword_fields";
 inline constexpr const char* kNumberRangesMeta = "number_ranges";
 inline constexpr const char* kNamesMeta = "names";
 inline constexpr const char* kNamesMetaValue = "level,idx";
 inline constexpr const char* kFieldTermsMeta = "field_terms";
 inline constexpr const char* kLevelTermsMeta = "level_terms";
-// The field whose terms tell an event's level (meta level_terms).
-inline constexpr const char* kLevelTermsField = "log.level";
+// What a file is created with.
+inline constexpr const char* kLevelTermsNew = "either";
+// The fields whose terms tell an event's level under meta level_terms
+// `value`; none when they do not.
+std::span<const std::string_view> LevelTermFields(std::string_view value);
 
 enum class SyncMode { kNormal, kFull };
 
@@ -264,9 +272,10 @@ class PartitionWriter {
   void PublishDictionary(std::string_view bytes);
   std::string_view StoredSource(const Record& r);
 
-  // Meta level_terms is "exact"; then the folded token of each level the
-  // file holds, to the level.
-  bool level_terms_exact_ = false;
+  // The fields that tell an event's level (meta level_terms; empty: they
+  // do not); while there are some, the folded token of each level the file
+  // holds, to the level.
+  std::span<const std::string_view> level_fields_;
   bool level_terms_loaded_ = false;  // the two above are the file's
   std::unordered_map<std::string, std::string> level_tokens_;
 
@@ -300,9 +309,10 @@ class PartitionReader {
   bool numbers_recorded() const { return numbers_recorded_; }
   // True when every value of an indexed field has an index term (see meta).
   bool field_terms_recorded() const { return field_terms_recorded_; }
-  // Whether meta level_terms says "exact" now (read at each call: it may
-  // turn off while the file is written).
-  Result<bool> LevelTermsExact();
+  // The fields whose terms tell an event's level (meta level_terms) now:
+  // read at each call, since the rule may turn off while the file is
+  // written. Empty when they do not.
+  Result<std::span<const std::string_view>> LevelTermFields();
   // What the index's rowids are (meta rowids, rowid_layout.h).
   const RowidLayout& rowids() const { return rowids_; }
   // Reads the four above from meta again (Open reads them first): after a

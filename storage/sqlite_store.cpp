@@ -1296,9 +1296,10 @@ class ReadSnapshot {
 };
 
 // A day's histogram of `root` by level (the page's histogram) from the
-// index alone, where the day's meta says the term log.level:L holds exactly
-// the events of level L (partition.h, level_terms): for each level of the
-// range, the matches of `root AND log.level:"L"` by key or docno; events
+// index alone, where the day's meta says the terms log.level:L and level:L
+// hold exactly the events of level L (partition.h, level_terms): for each
+// level of the range, the matches of `root AND (log.level:"L" OR
+// level:"L")` (log.level alone on files of version 13) by key or docno; events
 // without a level are the rest of `q`'s (root's) matches. All in one
 // snapshot, so that events written meanwhile count nowhere rather than as
 // missing. Reading each match's level from its events row cost ~1 us a
@@ -1311,8 +1312,9 @@ Result<bool> LevelHistogramFromIndex(PartitionReader& reader, std::int64_t day,
                                      Clock::time_point deadline, HistogramAccumulator& acc,
                                      bool& overflow) {
   ReadSnapshot snapshot(reader);
-  auto exact = reader.LevelTermsExact();
-  if (!exact.ok() || !*exact) return exact;
+  auto level_fields = reader.LevelTermFields();
+  if (!level_fields.ok()) return level_fields.status();
+  if (level_fields->empty()) return false;
   const TimeMs from = KeyTime(lo), to = KeyTime(hi) + 1;
   auto levels = reader.Statement(
       "SELECT DISTINCT level FROM level_minutes WHERE minute BETWEEN ?1 AND ?2 AND n > 0");
@@ -1346,8 +1348,15 @@ Result<bool> LevelHistogramFromIndex(PartitionReader& reader, std::int64_t day,
   };
   std::vector<std::vector<HistogramTable::Bucket>> by_level;
   for (const std::string& name : names) {
-    query::Node level = query::Node::MakeTerm(
-        query::Term{kLevelTermsField, name, /*phrase=*/true, /*prefix=*/false}, 0);
+    query::Node level{query::NodeKind::kOr, 0, {}, {}, {}};
+    for (std::string_view field : *level_fields) {
+      level.children.push_back(query::Node::MakeTerm(
+          query::Term{std::string(field), name, /*phrase=*/true, /*prefix=*/false}, 0));
+    }
+    if (level.children.size() == 1) {
+      query::Node only = std::move(level.children.front());
+      level = std::move(only);
+    }
     const query::Node both{query::NodeKind::kAnd, 0, {root, std::move(level)}, {}, {}};
     auto compiled = CompileFor(reader, both, deadline, Reading(from, to, 0));
     if (!compiled.ok()) return compiled.status();

@@ -204,9 +204,10 @@ TEST_F(SqliteStoreExplorationTest, ASplitByLevelReadsNoDocument) {
   EXPECT_FALSE(Histogram(m, kExplorationT0, kExplorationT0 + 3 * 60'000, spec).ok());
 }
 
-// Meta level_terms (partition.h) says "exact" while every event's level is
-// its one log.level string of one token, distinct when folded, or it has
-// neither; the first event that breaks that turns it off for good.
+// Meta level_terms (partition.h) says "either" while every event's level is
+// its one log.level string, its one level string or both, of one token,
+// distinct when folded, or it has no level and neither field; the first
+// event that breaks that turns it off for good.
 TEST_F(SqliteStoreExplorationTest, LevelTermsStayExactUntilAnEventBreaksTheRule) {
   auto level_terms = [&](std::int64_t day) {
     Rows rows = Query(day, "SELECT 0, value, 0 FROM meta WHERE key = 'level_terms'");
@@ -214,35 +215,112 @@ TEST_F(SqliteStoreExplorationTest, LevelTermsStayExactUntilAnEventBreaksTheRule)
   };
   auto at = [](int day) { return kExplorationT0 + day * kMsPerDay; };
   MustAppend({Ev(at(0), "INFO", R"("log":{"level":"INFO"})"),
-              Ev(at(0) + 1, "WARN", R"("log":{"level":"WARN"},"level":"x")"), Ev(at(0) + 2, "")});
-  EXPECT_EQ(level_terms(kExplorationDay), "exact");
+              Ev(at(0) + 1, "WARN", R"("log":{"level":"WARN"},"level":"WARN")"), Ev(at(0) + 2, ""),
+              Ev(at(0) + 3, "ERROR", R"("level":"ERROR")"),
+              Ev(at(0) + 4, "DEBUG", R"("log.level":"DEBUG")")});
+  EXPECT_EQ(level_terms(kExplorationDay), "either");
   Open();  // the levels are read again
-  MustAppend({Ev(at(0) + 3, "INFO", R"("log":{"level":"INFO"})")});
-  EXPECT_EQ(level_terms(kExplorationDay), "exact");
-  MustAppend({Ev(at(0) + 4, "info", R"("log":{"level":"info"})")});  // INFO's term
+  MustAppend({Ev(at(0) + 5, "INFO", R"("level":"INFO")")});
+  EXPECT_EQ(level_terms(kExplorationDay), "either");
+  MustAppend({Ev(at(0) + 6, "info", R"("log":{"level":"info"})")});  // INFO's term
   EXPECT_EQ(level_terms(kExplorationDay), "no");
-  MustAppend({Ev(at(0) + 5, "INFO", R"("log":{"level":"INFO"})")});
+  MustAppend({Ev(at(0) + 7, "INFO", R"("log":{"level":"INFO"})")});
   EXPECT_EQ(level_terms(kExplorationDay), "no");  // for good
 
-  // A day each: the level from `level`, of two tokens, an array, a log.level
-  // that is not the level, and the same after a reopen.
+  // A day each: a `level` that is not log.level's, of two tokens, an array
+  // in either field, a level without its field, a numeric `level` (its
+  // number term meets text terms), and the same after a reopen.
   const std::vector<Record> breaking = {
-      Ev(at(1), "ERROR", R"("level":"ERROR")"),
+      Ev(at(1), "WARN", R"("log":{"level":"WARN"},"level":"x")"),
       Ev(at(2), "very bad", R"("log":{"level":"very bad"})"),
       Ev(at(3), "INFO", R"("log":{"level":["INFO","WARN"]})"),
-      Ev(at(4), "", R"("log":{"level":"INFO"})"),
+      Ev(at(4), "INFO", R"("level":["INFO","INFO"])"),
+      Ev(at(5), "", R"("log":{"level":"INFO"})"),
+      Ev(at(6), "INFO"),
+      Ev(at(7), "", R"("level":30)"),
   };
   for (std::size_t i = 0; i < breaking.size(); ++i) {
     const std::int64_t day = kExplorationDay + 1 + static_cast<std::int64_t>(i);
     MustAppend({Ev(at(1 + static_cast<int>(i)) - 1, "INFO", R"("log":{"level":"INFO"})")});
-    ASSERT_EQ(level_terms(day), "exact") << i;
+    ASSERT_EQ(level_terms(day), "either") << i;
     MustAppend({breaking[i]});
     EXPECT_EQ(level_terms(day), "no") << i;
   }
-  MustAppend({Ev(at(5), "Info", R"("log":{"level":"Info"})")});
+  const std::int64_t last = kExplorationDay + 1 + static_cast<std::int64_t>(breaking.size());
+  MustAppend({Ev(DayStart(last), "Info", R"("level":"Info")")});
   Open();
-  MustAppend({Ev(at(5) + 1, "INFO", R"("log":{"level":"INFO"})")});
-  EXPECT_EQ(level_terms(kExplorationDay + 5), "no");
+  MustAppend({Ev(DayStart(last) + 1, "INFO", R"("log":{"level":"INFO"})")});
+  EXPECT_EQ(level_terms(last), "no");
+}
+
+// A file written at version 13 says "exact": log.level alone tells the
+// level, so an event whose level comes from `level` turns it off.
+TEST_F(SqliteStoreExplorationTest, LevelTermsOfVersion13TrustLogLevelAlone) {
+  MustAppend({Ev(kExplorationT0, "INFO", R"("log":{"level":"INFO"})")});
+  store_.reset();
+  {
+    Db db;
+    ASSERT_TRUE(db.Open(PartitionPath(kExplorationDay), SQLITE_OPEN_READWRITE).ok());
+    ASSERT_TRUE(
+        db.Exec("UPDATE meta SET value = 'exact' WHERE key = 'level_terms'; PRAGMA user_version=13")
+            .ok());
+  }
+  Open();
+  auto level_terms = [&] {
+    Rows rows = Query(kExplorationDay, "SELECT 0, value, 0 FROM meta WHERE key = 'level_terms'");
+    return rows.empty() ? std::string("absent") : std::get<1>(rows.begin()->first);
+  };
+  MustAppend({Ev(kExplorationT0 + 1, "WARN", R"("log":{"level":"WARN"},"level":"x")")});
+  EXPECT_EQ(level_terms(), "exact");  // `level` is not looked at
+  MustAppend({Ev(kExplorationT0 + 2, "ERROR", R"("level":"ERROR")")});
+  EXPECT_EQ(level_terms(), "no");
+}
+
+// The split by level from the index counts events whose level came from
+// log.level, from `level` or from both. Every events row is then given one
+// level: the rows would now say otherwise, the index does not, so the
+// counts can only come from the index.
+TEST_F(SqliteStoreExplorationTest, AHistogramByLevelFromTheIndexTakesEitherLevelField) {
+  std::vector<Record> batch;
+  std::map<std::string, std::uint64_t> want;
+  for (int i = 0; i < 200; ++i) {
+    const char* level = i % 5 == 0 ? "WARN" : i % 5 == 1 ? "" : i % 5 == 2 ? "ERROR" : "INFO";
+    std::string members;
+    if (*level) {
+      members = i % 3 == 0   ? fmt::format(R"("level":"{}")", level)
+                : i % 3 == 1 ? fmt::format(R"("log":{{"level":"{}"}})", level)
+                             : fmt::format(R"("log.level":"{0}","level":"{0}")", level);
+    }
+    batch.push_back(Ev(kExplorationT0 + i * 100, level, members));
+    ++want[level];
+  }
+  MustAppend(std::move(batch));
+  HistogramSpec spec;
+  spec.interval = 3'600'000;
+  spec.split_field = kLevelSplit;
+  auto split = [&] {
+    std::map<std::string, std::uint64_t> got;
+    auto h = Histogram(query::Node::MakeTerm(query::Term{"", "m", false, false}, 0), kExplorationT0,
+                       kExplorationT0 + 3'600'000, spec);
+    EXPECT_TRUE(h.ok()) << h.status().ToString();
+    if (!h.ok() || h->buckets.size() != 1) return got;
+    for (std::size_t k = 0; k < h->keys.size(); ++k) {
+      got[h->keys[k]] = h->buckets[0].by_key[k].count;
+    }
+    got[""] = h->buckets[0].missing.count;
+    return got;
+  };
+  EXPECT_EQ(split(), want);
+  store_.reset();
+  {
+    Db db;
+    ASSERT_TRUE(db.Open(PartitionPath(kExplorationDay), SQLITE_OPEN_READWRITE).ok());
+    ASSERT_TRUE(db.Exec("UPDATE events SET level = (SELECT level FROM events ORDER BY key "
+                        "LIMIT 1)")
+                    .ok());
+  }
+  Open();
+  EXPECT_EQ(split(), want);
 }
 
 // A histogram by level of a query the index answers alone counts each
