@@ -1391,6 +1391,24 @@ Result<bool> LevelHistogramFromIndex(PartitionReader& reader, std::int64_t day,
   return true;
 }
 
+// The query whose matches `root` excludes: x for `NOT x`, `a OR b` for
+// `NOT a AND NOT b`; nullopt for any other query.
+std::optional<query::Node> ComplementOf(const query::Node& root) {
+  if (root.kind == query::NodeKind::kNot) return root.children[0];
+  if (root.kind != query::NodeKind::kAnd || root.children.empty()) return std::nullopt;
+  query::Node any{query::NodeKind::kOr, root.position, {}, {}, {}};
+  for (const query::Node& c : root.children) {
+    if (c.kind != query::NodeKind::kNot) return std::nullopt;
+    any.children.push_back(c.children[0]);
+  }
+  return any;
+}
+
+Result<bool> ComplementHistogram(PartitionReader& reader, std::int64_t day, const query::Node& x,
+                                 EventKey lo, EventKey hi, const HistogramSpec& spec,
+                                 Clock::time_point deadline, HistogramAccumulator& acc,
+                                 bool& overflow);
+
 // Histogram of events read row by row (the level column, or documents).
 // Sets `overflow` when discovering keys ran past the limit.
 Status ScanHistogram(const ReaderFor& reader_for, const std::vector<std::int64_t>& days,
@@ -1400,10 +1418,19 @@ Status ScanHistogram(const ReaderFor& reader_for, const std::vector<std::int64_t
   HistogramRowReader rows(spec);
   const bool need_events = !spec.split_field.empty() || !spec.value_field.empty();
   const bool by_level_only = spec.split_field == kLevelSplit && spec.value_field.empty();
+  const std::optional<query::Node> excluded =
+      !need_events || by_level_only ? ComplementOf(root) : std::nullopt;
   for (std::int64_t day : days) {
     auto reader = reader_for(day);
     if (!reader.ok()) return reader.status();
     if (!*reader) continue;  // dropped since listed
+    if (excluded) {
+      auto done =
+          ComplementHistogram(**reader, day, *excluded, lo, hi, spec, deadline, acc, overflow);
+      if (!done.ok()) return done.status();
+      if (overflow) return Status::Ok();
+      if (*done) continue;
+    }
     auto q = compiled.For(day, **reader);
     if (!q.ok()) return q.status();
     if (by_level_only && (*q)->fts && (*q)->where == "1") {
@@ -1499,6 +1526,94 @@ Status LevelCountsHistogram(const ReaderFor& reader_for, const std::vector<std::
     }
   }
   return Status::Ok();
+}
+
+// Counts of a finished table by bucket start and split value ("": none).
+// False when some fell in `other` (more values than keys).
+bool CellCounts(const HistogramTable& t,
+                std::map<std::pair<TimeMs, std::string>, std::uint64_t>& out) {
+  for (const HistogramTable::Bucket& b : t.buckets) {
+    if (t.keys.empty()) {
+      out[{b.start, ""}] += b.total.count;
+      continue;
+    }
+    if (b.other.count > 0) return false;
+    for (std::size_t k = 0; k < t.keys.size(); ++k) out[{b.start, t.keys[k]}] += b.by_key[k].count;
+    out[{b.start, ""}] += b.missing.count;
+  }
+  return true;
+}
+
+// A day's histogram, by level or by nothing, of the events that do not
+// match `x` (ComplementOf): the day's events from the level counts minus
+// x's matches from the index (by level through LevelHistogramFromIndex),
+// in one snapshot. Both read no event row, where checking `NOT x` reads
+// every event of the range (`NOT log.level:INFO` by level, 1M events:
+// 250 ms). False when x needs rows checked, the interval is not whole
+// seconds, or (by level) the day's level terms do not tell levels or x has
+// a prefix term: the caller reads the rows.
+Result<bool> ComplementHistogram(PartitionReader& reader, std::int64_t day, const query::Node& x,
+                                 EventKey lo, EventKey hi, const HistogramSpec& spec,
+                                 Clock::time_point deadline, HistogramAccumulator& acc,
+                                 bool& overflow) {
+  const TimeMs unit = spec.interval % kMsPerMinute == 0   ? kMsPerMinute
+                      : spec.interval % kMsPerSecond == 0 ? kMsPerSecond
+                                                          : 0;
+  if (unit == 0) return false;
+  const bool by_level = spec.split_field == kLevelSplit;
+  const TimeMs from = KeyTime(lo), to = KeyTime(hi) + 1;
+  ReadSnapshot snapshot(reader);
+  auto compiled = CompileFor(reader, x, deadline, Reading(from, to, 0));
+  if (!compiled.ok()) return compiled.status();
+  if (!compiled->fts || compiled->where != "1") return false;
+  // A prefix term's doclists are merged again for each level's statement:
+  // `_exists_:F` is one over every term of F (`NOT _exists_:gpu_mem_mb` by
+  // level, 1M events: 0.45 s by the rows, 0.60 by the index). A `*` in a
+  // quoted term also takes the rows, as before.
+  if (by_level && (compiled->fts_prefix || compiled->fts->find('*') != std::string::npos)) {
+    return false;
+  }
+  HistogramSpec each = spec;
+  each.split_size = HistogramAccumulator::kMaxDiscoveredValues;
+  std::optional<std::vector<std::string>> keys;  // discovered, by level
+  if (!by_level) keys.emplace();
+  HistogramAccumulator matched(from, to, each, keys), all(from, to, each, keys);
+  bool full = false;
+  if (by_level) {
+    auto done =
+        LevelHistogramFromIndex(reader, day, x, *compiled, lo, hi, each, deadline, matched, full);
+    if (!done.ok() || !*done) return done;
+  } else if (Status s = MatchesHistogram(reader, *compiled, day, lo, hi, spec.interval, deadline,
+                                         matched, full);
+             !s.ok()) {
+    return s;
+  }
+  if (full) return false;
+  const ReaderFor this_day = [&](std::int64_t) -> Result<PartitionReader*> { return &reader; };
+  if (Status s =
+          LevelCountsHistogram(this_day, {day}, from, to, unit, by_level, deadline, all, full);
+      !s.ok()) {
+    return s;
+  }
+  if (full) return false;
+  std::map<std::pair<TimeMs, std::string>, std::uint64_t> excluded, total;
+  if (!CellCounts(matched.Finish(false), excluded) || !CellCounts(all.Finish(false), total)) {
+    return false;
+  }
+  for (const auto& [cell, n] : excluded) {
+    const auto it = total.find(cell);
+    if (n > 0 && (it == total.end() || it->second < n)) return false;  // never: rows decide
+  }
+  for (const auto& [cell, n] : total) {
+    const auto it = excluded.find(cell);
+    const std::uint64_t left = n - (it == excluded.end() ? 0 : it->second);
+    if (left == 0) continue;
+    const std::string_view value[] = {cell.second};
+    const auto split = cell.second.empty() ? std::span<const std::string_view>() : std::span(value);
+    overflow = !acc.Add(std::max(from, cell.first), split, {}, left);
+    if (overflow) break;
+  }
+  return true;
 }
 
 // The `n` most frequent split values among the newest matching events

@@ -7,6 +7,7 @@
 #include <array>
 #include <future>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,21 @@ class SqliteStoreExplorationTest : public ::testing::Test {
       out[{stmt->Int(0), std::string(stmt->Text(1))}] = stmt->Int(2);
     }
     return out;
+  }
+
+  // Sets the level column of every events row of the first day to the first
+  // event's, with the store closed: what reads the rows then differs from
+  // what the level counts and the index say.
+  void GiveEveryRowTheFirstLevel() {
+    store_.reset();
+    {
+      Db db;
+      ASSERT_TRUE(db.Open(PartitionPath(kExplorationDay), SQLITE_OPEN_READWRITE).ok());
+      ASSERT_TRUE(
+          db.Exec("UPDATE events SET level = (SELECT level FROM events ORDER BY key LIMIT 1)")
+              .ok());
+    }
+    Open();
   }
 
   Result<HistogramTable> Histogram(const query::Node& q, TimeMs from, TimeMs to,
@@ -311,15 +327,7 @@ TEST_F(SqliteStoreExplorationTest, AHistogramByLevelFromTheIndexTakesEitherLevel
     return got;
   };
   EXPECT_EQ(split(), want);
-  store_.reset();
-  {
-    Db db;
-    ASSERT_TRUE(db.Open(PartitionPath(kExplorationDay), SQLITE_OPEN_READWRITE).ok());
-    ASSERT_TRUE(db.Exec("UPDATE events SET level = (SELECT level FROM events ORDER BY key "
-                        "LIMIT 1)")
-                    .ok());
-  }
-  Open();
+  ASSERT_NO_FATAL_FAILURE(GiveEveryRowTheFirstLevel());
   EXPECT_EQ(split(), want);
 }
 
@@ -372,6 +380,93 @@ TEST_F(SqliteStoreExplorationTest, AHistogramByLevelFromTheIndexCountsAsTheRows)
   }
   EXPECT_EQ(info_total, 1u);
   EXPECT_EQ(all, 81u);
+}
+
+// A histogram of a negation (`NOT x`, `NOT a AND NOT b`) by level or by
+// nothing is the level counts minus x's matches in the index, at whole
+// seconds or minutes; the counts equal the events'. Every events row is
+// then given one level: the rows would now say otherwise for the split by
+// level, the level counts and the index do not.
+TEST_F(SqliteStoreExplorationTest, AHistogramOfANegationIsTheLevelCountsLessTheIndex) {
+  std::vector<Record> batch;
+  struct Made {
+    TimeMs t;
+    std::string level, user;
+  };
+  std::vector<Made> made;
+  for (int i = 0; i < 300; ++i) {
+    const char* level = i % 5 == 0 ? "WARN" : i % 7 == 1 ? "" : "INFO";
+    const char* user = i % 3 == 0 ? "bob" : i % 3 == 1 ? "eve" : "ann";
+    std::string members = fmt::format(R"("user":"{}")", user);
+    if (*level) members += fmt::format(R"(,"log":{{"level":"{}"}})", level);
+    const TimeMs t = kExplorationT0 + i * 1'300;
+    batch.push_back(Ev(t, level, members));
+    made.push_back({t, level, user});
+  }
+  MustAppend(std::move(batch));
+  auto term = [](std::string user) {
+    return query::Node::MakeTerm(query::Term{"user", std::move(user), false, false}, 0);
+  };
+  const query::Node not_bob = query::Node::MakeNot(term("bob"), 0);
+  const query::Node neither{
+      query::NodeKind::kAnd,
+      0,
+      {query::Node::MakeNot(term("bob"), 0), query::Node::MakeNot(term("eve"), 0)},
+      {},
+      {}};
+  // Cells (bucket start, level or "") of a histogram.
+  using Cells = std::map<std::pair<TimeMs, std::string>, std::uint64_t>;
+  auto histogram = [&](const query::Node& q, TimeMs from, TimeMs to, TimeMs interval,
+                       bool by_level) {
+    HistogramSpec spec;
+    spec.interval = interval;
+    if (by_level) spec.split_field = kLevelSplit;
+    Cells out;
+    auto h = Histogram(q, from, to, spec);
+    EXPECT_TRUE(h.ok()) << h.status().ToString();
+    if (!h.ok()) return out;
+    for (const auto& b : h->buckets) {
+      if (!by_level) {
+        out[{b.start, ""}] = b.total.count;
+        continue;
+      }
+      for (std::size_t k = 0; k < h->keys.size(); ++k) {
+        if (b.by_key[k].count > 0) out[{b.start, h->keys[k]}] = b.by_key[k].count;
+      }
+      if (b.missing.count > 0) out[{b.start, ""}] = b.missing.count;
+    }
+    return out;
+  };
+  auto want = [&](std::set<std::string> excluded, TimeMs from, TimeMs to, TimeMs interval,
+                  bool by_level) {
+    Cells out;
+    for (const Made& m : made) {
+      if (m.t < from || m.t >= to || excluded.count(m.user)) continue;
+      ++out[{m.t / interval * interval, by_level ? m.level : ""}];
+    }
+    return out;
+  };
+  using Ranges = std::vector<std::pair<TimeMs, TimeMs>>;
+  auto check = [&](const char* when, const Ranges& ranges) {
+    for (const TimeMs interval : {TimeMs{60'000}, TimeMs{1'000}, TimeMs{20'000}}) {
+      for (const auto& [from, to] : ranges) {
+        for (const bool by_level : {false, true}) {
+          SCOPED_TRACE(fmt::format("{}: every {} ms from +{} to +{}{}", when, interval,
+                                   from - kExplorationT0, to - kExplorationT0,
+                                   by_level ? " by level" : ""));
+          EXPECT_EQ(histogram(not_bob, from, to, interval, by_level),
+                    want({"bob"}, from, to, interval, by_level));
+          EXPECT_EQ(histogram(neither, from, to, interval, by_level),
+                    want({"bob", "eve"}, from, to, interval, by_level));
+        }
+      }
+    }
+  };
+  const std::pair<TimeMs, TimeMs> hour{kExplorationT0, kExplorationT0 + 3'600'000};
+  check("as written", {hour, {kExplorationT0 + 1'500, kExplorationT0 + 250'700}});
+  ASSERT_NO_FATAL_FAILURE(GiveEveryRowTheFirstLevel());
+  // Whole minutes: the level counts read no event row at the range's ends.
+  check("every row WARN", {hour});
 }
 
 // Past the values the accumulator discovers, keys come from a sample of the
