@@ -88,6 +88,9 @@ bool HasGpuId(sv, sv j) {
 bool LacksGpuId(sv m, sv j) {
   return !HasGpuId(m, j);
 }
+bool IsNotInfo(sv, sv j) {
+  return !Has(j, R"("level":"INFO")");
+}
 bool Any(sv, sv) {
   return true;
 }
@@ -122,6 +125,9 @@ constexpr Probe kProbes[] = {
     {"histogram_query", "histogram", R"("CUDA out of memory")", "", Target::kNone, IsOom, false},
     // The page's histogram of a common term: split by level.
     {"histogram_common_by_level", "histogram", "epoch", "by=level", Target::kNone, nullptr, false},
+    // What the page asks for `NOT log.level:INFO`, the lines worth reading.
+    {"histogram_negation_by_level", "histogram", "NOT log.level:INFO", "by=level", Target::kNone,
+     IsNotInfo, false},
     {"fields_all", "fields", nullptr, "", Target::kNone, nullptr, false},
     {"context", "context", nullptr, "id={id}&before=20&after=20", Target::kNone, nullptr, false},
 };
