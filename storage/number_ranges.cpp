@@ -97,6 +97,40 @@ std::optional<NumberRangePlan> ExactIntegerPlan(const query::Range& r, double lo
   return plan;
 }
 
+// The plan of a range over a field of positive plain numbers whose integer
+// parts are all of one length (lo and hi of as many digits), decimals
+// included, where the range admits whole integer parts: from the field's
+// least or `>= L`, to the field's greatest or `< U`, for integers L and U.
+// A prefix of the integer part's digits then stands for exactly the
+// numbers whose integer part it covers (`loss:<1` is every `0.…`). Zero is
+// left out since its text may be "-0". Nullopt for other fields and bounds.
+std::optional<NumberRangePlan> ExactPlainPlan(const query::Range& r, double lower, double upper,
+                                              const FieldNumbers& numbers) {
+  if (!(numbers.lo > 0) || Digits(static_cast<std::int64_t>(numbers.lo)) !=
+                               Digits(static_cast<std::int64_t>(numbers.hi))) {
+    return std::nullopt;
+  }
+  const bool integral_lower = std::floor(lower) == lower && r.include_lower;
+  const bool integral_upper = std::floor(upper) == upper && !r.include_upper;
+  const bool below_all = lower < numbers.lo || (lower == numbers.lo && r.include_lower);
+  const bool above_all = upper > numbers.hi || (upper == numbers.hi && r.include_upper);
+  if (!(below_all || integral_lower) || !(above_all || integral_upper)) return std::nullopt;
+  const double a = below_all ? std::floor(numbers.lo) : std::max(lower, std::floor(numbers.lo));
+  const double b = above_all ? std::floor(numbers.hi) : std::min(upper - 1, std::floor(numbers.hi));
+  NumberRangePlan plan;
+  if (a > b) {
+    plan.kind = NumberRangePlan::Kind::kNone;
+    return plan;
+  }
+  AppendDecimalPrefixes(static_cast<std::int64_t>(a), static_cast<std::int64_t>(b), "",
+                        plan.prefixes);
+  plan.prefixes = Minimal(std::move(plan.prefixes));
+  if (plan.prefixes.size() > kMaxNumberPrefixes) return std::nullopt;
+  plan.kind = NumberRangePlan::Kind::kPrefixes;
+  plan.exact = true;
+  return plan;
+}
+
 }  // namespace
 
 void FieldNumbers::Widen(const FieldNumbers& o) {
@@ -153,6 +187,7 @@ NumberRangePlan PlanNumberRange(const query::Range& r, const std::optional<Field
   }
   if (numbers->strings || !numbers->plain) return plan;
   if (auto exact = ExactIntegerPlan(r, *lower, *upper, *numbers)) return *exact;
+  if (auto exact = ExactPlainPlan(r, *lower, *upper, *numbers)) return *exact;
   const double lo = std::max(*lower, numbers->lo);
   const double hi = std::min(*upper, numbers->hi);
   if (lo > hi) {

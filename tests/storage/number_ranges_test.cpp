@@ -124,7 +124,51 @@ TEST(NumberRangesTest, IntegersOfOneLengthArePlannedExactly) {
   // Candidates only: other lengths, a sign, or numbers not all integers.
   EXPECT_FALSE(PlanNumberRange(R("70000", ""), FieldNumbers{5, 78000, true, false, true}).exact);
   EXPECT_FALSE(PlanNumberRange(R("-5", ""), FieldNumbers{-9, 9, true, false, true}).exact);
-  EXPECT_FALSE(PlanNumberRange(R("70000", ""), Span(52000, 78000)).exact);
+  EXPECT_FALSE(PlanNumberRange(R("70000", "", false), Span(52000, 78000)).exact);
+}
+
+// A field of positive decimals whose integer parts have one length (a
+// loss in (0, 10)): a range that admits whole integer parts is planned
+// exactly, and every value is covered exactly when it is in the range.
+// Bounds that cut an integer part give candidates only.
+TEST(NumberRangesTest, DecimalsOfOneIntegerLengthArePlannedExactlyOnWholeParts) {
+  struct Case {
+    FieldNumbers span;
+    std::string lo, hi;
+    bool inc_lo, inc_hi;
+    bool exact;
+  };
+  const FieldNumbers loss = Span(0.0125, 9.875), big = Span(10.5, 99.25);
+  const std::vector<Case> cases = {
+      {loss, "", "1", true, false, true},       {loss, "1", "", true, true, true},
+      {loss, "2", "5", true, false, true},      {loss, "", "", true, true, true},
+      {loss, "0", "10", true, true, true},      {loss, "0.0125", "9.875", true, true, true},
+      {loss, "3", "3", true, false, true},      {big, "20", "40", true, false, true},
+      {big, "", "11", true, false, true},       {loss, "", "1", true, true, false},
+      {loss, "1", "", false, true, false},      {loss, "0.5", "", true, true, false},
+      {loss, "0.0125", "", false, true, false}, {big, "", "40.5", true, true, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.lo + " " + c.hi + " " + std::to_string(c.inc_lo) + std::to_string(c.inc_hi));
+    const NumberRangePlan p = PlanNumberRange(R(c.lo, c.hi, c.inc_lo, c.inc_hi), c.span);
+    EXPECT_EQ(p.exact || p.kind == Kind::kNone, c.exact);  // nothing admitted: none
+    const double lo = c.lo.empty() ? -1e300 : std::stod(c.lo);
+    const double hi = c.hi.empty() ? 1e300 : std::stod(c.hi);
+    int in_range = 0;
+    for (int k = 0; k <= 100'000; ++k) {
+      const double v = c.span.lo + (c.span.hi - c.span.lo) * k / 100'000;
+      const bool want = (c.inc_lo ? v >= lo : v > lo) && (c.inc_hi ? v <= hi : v < hi);
+      in_range += want;
+      const bool covered = p.kind == Kind::kPrefixes && Covered(p.prefixes, CanonicalDouble(v));
+      if (want) ASSERT_TRUE(covered) << CanonicalDouble(v);
+      if (p.exact) ASSERT_EQ(covered, want) << CanonicalDouble(v);
+    }
+    if (c.exact && in_range == 0) EXPECT_EQ(p.kind, Kind::kNone);
+  }
+  // Zero may be written "-0"; integer parts of two lengths; a sign.
+  EXPECT_FALSE(PlanNumberRange(R("", "1", true, false), Span(0, 9.5)).exact);
+  EXPECT_FALSE(PlanNumberRange(R("", "1", true, false), Span(0.5, 10.5)).exact);
+  EXPECT_FALSE(PlanNumberRange(R("", "1", true, false), Span(-0.5, 9.5)).exact);
 }
 
 TEST(NumberRangesTest, CollectorWidensPerField) {
