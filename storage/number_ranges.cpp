@@ -68,21 +68,18 @@ std::vector<std::string> Minimal(std::vector<std::string> prefixes) {
   return out;
 }
 
-// The plan of a range over a field whose numbers are all non-negative
-// integers of one length (FieldNumbers::integers, lo and hi of as many
-// digits), whose prefixes then are exact: the integers the bounds admit,
-// clipped to the field's, as prefixes. Nullopt for other fields.
-std::optional<NumberRangePlan> ExactIntegerPlan(const query::Range& r, double lower, double upper,
-                                                const FieldNumbers& numbers) {
-  if (!numbers.integers || numbers.lo < 0 ||
-      Digits(static_cast<std::int64_t>(numbers.lo)) !=
-          Digits(static_cast<std::int64_t>(numbers.hi))) {
-    return std::nullopt;
-  }
-  // The least and greatest integers within the bounds: > 7 is >= 8, < 7.5 is <= 7.
-  const double first = r.include_lower ? std::ceil(lower) : std::floor(lower) + 1;
-  const double last = r.include_upper ? std::floor(upper) : std::ceil(upper) - 1;
-  const double a = std::max(first, numbers.lo), b = std::min(last, numbers.hi);
+// Whether the integer parts of the field's numbers, all non-negative, have
+// one length: lo's and hi's.
+bool OneIntegerLength(const FieldNumbers& numbers) {
+  return numbers.lo >= 0 && Digits(static_cast<std::int64_t>(numbers.lo)) ==
+                                Digits(static_cast<std::int64_t>(numbers.hi));
+}
+
+// The exact plan of the numbers whose integer parts are in [a, b], on a
+// field where OneIntegerLength holds and a and b lie between its least and
+// greatest integer parts: a prefix of those digits covers exactly its
+// numbers. Nullopt past kMaxNumberPrefixes.
+std::optional<NumberRangePlan> ExactPrefixPlan(double a, double b) {
   NumberRangePlan plan;
   if (a > b) {
     plan.kind = NumberRangePlan::Kind::kNone;
@@ -97,6 +94,20 @@ std::optional<NumberRangePlan> ExactIntegerPlan(const query::Range& r, double lo
   return plan;
 }
 
+// The plan of a range over a field whose numbers are all non-negative
+// integers of one length (FieldNumbers::integers, lo and hi of as many
+// digits), whose prefixes then are exact: the integers the bounds admit,
+// clipped to the field's, as prefixes. Nullopt for other fields.
+std::optional<NumberRangePlan> ExactIntegerPlan(const query::Range& r, double lower, double upper,
+                                                const FieldNumbers& numbers) {
+  if (!numbers.integers || !OneIntegerLength(numbers)) return std::nullopt;
+  // The least and greatest integers within the bounds: > 7 is >= 8, < 7.5 is <= 7.
+  const double first = r.include_lower ? std::ceil(lower) : std::floor(lower) + 1;
+  const double last = r.include_upper ? std::floor(upper) : std::ceil(upper) - 1;
+  const double a = std::max(first, numbers.lo), b = std::min(last, numbers.hi);
+  return ExactPrefixPlan(a, b);
+}
+
 // The plan of a range over a field of positive plain numbers whose integer
 // parts are all of one length (lo and hi of as many digits), decimals
 // included, where the range admits whole integer parts: from the field's
@@ -106,10 +117,7 @@ std::optional<NumberRangePlan> ExactIntegerPlan(const query::Range& r, double lo
 // left out since its text may be "-0". Nullopt for other fields and bounds.
 std::optional<NumberRangePlan> ExactPlainPlan(const query::Range& r, double lower, double upper,
                                               const FieldNumbers& numbers) {
-  if (!(numbers.lo > 0) || Digits(static_cast<std::int64_t>(numbers.lo)) !=
-                               Digits(static_cast<std::int64_t>(numbers.hi))) {
-    return std::nullopt;
-  }
+  if (!(numbers.lo > 0) || !OneIntegerLength(numbers)) return std::nullopt;
   const bool integral_lower = std::floor(lower) == lower && r.include_lower;
   const bool integral_upper = std::floor(upper) == upper && !r.include_upper;
   const bool below_all = lower < numbers.lo || (lower == numbers.lo && r.include_lower);
@@ -117,18 +125,7 @@ std::optional<NumberRangePlan> ExactPlainPlan(const query::Range& r, double lowe
   if (!(below_all || integral_lower) || !(above_all || integral_upper)) return std::nullopt;
   const double a = below_all ? std::floor(numbers.lo) : std::max(lower, std::floor(numbers.lo));
   const double b = above_all ? std::floor(numbers.hi) : std::min(upper - 1, std::floor(numbers.hi));
-  NumberRangePlan plan;
-  if (a > b) {
-    plan.kind = NumberRangePlan::Kind::kNone;
-    return plan;
-  }
-  AppendDecimalPrefixes(static_cast<std::int64_t>(a), static_cast<std::int64_t>(b), "",
-                        plan.prefixes);
-  plan.prefixes = Minimal(std::move(plan.prefixes));
-  if (plan.prefixes.size() > kMaxNumberPrefixes) return std::nullopt;
-  plan.kind = NumberRangePlan::Kind::kPrefixes;
-  plan.exact = true;
-  return plan;
+  return ExactPrefixPlan(a, b);
 }
 
 }  // namespace

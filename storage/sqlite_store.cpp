@@ -1457,6 +1457,13 @@ Status ScanHistogram(const ReaderFor& reader_for, const std::vector<std::int64_t
   return Status::Ok();
 }
 
+// The level counts' unit that buckets of `interval` are made of: a minute,
+// a second, or 0 when they are not whole seconds.
+TimeMs LevelCountsUnit(TimeMs interval) {
+  if (interval % kMsPerMinute == 0) return kMsPerMinute;
+  return interval % kMsPerSecond == 0 ? kMsPerSecond : 0;
+}
+
 // Histogram of all events by level from the per-second or per-minute level
 // counts (partition.h), reading events only for the partial units at the
 // ends of the range. REQUIRES: the interval is a whole number of units, so a
@@ -1556,9 +1563,7 @@ Result<bool> ComplementHistogram(PartitionReader& reader, std::int64_t day, cons
                                  EventKey lo, EventKey hi, const HistogramSpec& spec,
                                  Clock::time_point deadline, HistogramAccumulator& acc,
                                  bool& overflow) {
-  const TimeMs unit = spec.interval % kMsPerMinute == 0   ? kMsPerMinute
-                      : spec.interval % kMsPerSecond == 0 ? kMsPerSecond
-                                                          : 0;
+  const TimeMs unit = LevelCountsUnit(spec.interval);
   if (unit == 0) return false;
   const bool by_level = spec.split_field == kLevelSplit;
   const TimeMs from = KeyTime(lo), to = KeyTime(hi) + 1;
@@ -1736,13 +1741,9 @@ Result<HistogramTable> SqliteStore::HistogramOnce(const SearchRequest& req,
   const bool by_level = spec.split_field == kLevelSplit;
   // The level counts answer histograms of all events by level (or by
   // nothing) at whole seconds or minutes.
-  TimeMs counts_unit = 0;
-  if (match_all && spec.value_field.empty() && (no_split || by_level)) {
-    if (spec.interval % kMsPerMinute == 0)
-      counts_unit = kMsPerMinute;
-    else if (spec.interval % kMsPerSecond == 0)
-      counts_unit = kMsPerSecond;
-  }
+  const TimeMs counts_unit = match_all && spec.value_field.empty() && (no_split || by_level)
+                                 ? LevelCountsUnit(spec.interval)
+                                 : 0;
 
   auto run = [&](std::optional<std::vector<std::string>> keys,
                  bool& overflow) -> Result<HistogramAccumulator> {
