@@ -78,7 +78,7 @@ void TailHub::OnCommit(const storage::CommitNotice& notice) {
     pending_.clear();
     pending_keys_ = 0;
   } else {
-    pending_.push_back(Notice{++commit_seq_, notice.day, {notice.keys.begin(), notice.keys.end()}});
+    pending_.push_back(Notice{++commit_seq_, {notice.keys.begin(), notice.keys.end()}});
     pending_keys_ += notice.keys.size();
   }
   ScheduleLocked();
@@ -120,10 +120,9 @@ void TailHub::Dispatch() {
   } else if (!batch.empty() && !subs.empty()) {
     NewKeys keys;
     for (const Notice& n : batch) {
-      auto& day = keys[n.day];
-      for (storage::EventKey k : n.keys) day.emplace_back(k, n.seq);
+      for (storage::EventKey k : n.keys) keys.emplace_back(k, n.seq);
     }
-    for (auto& [day, entries] : keys) std::sort(entries.begin(), entries.end());
+    std::sort(keys.begin(), keys.end());
     // One evaluation per distinct query (TailSubscription::Filter::share_key).
     std::map<std::string_view, std::vector<std::shared_ptr<TailSubscription>>> by_query;
     for (const auto& s : subs) by_query[s->filter().share_key].push_back(s);
@@ -164,44 +163,45 @@ Status TailHub::Deliver(const query::Node& query, const NewKeys& keys, std::uint
     }
     it->subs.push_back(s);
   }
+  // New keys further apart than the store's gap are scanned as separate
+  // ranges, so that a late event does not make a dispatch scan every event
+  // between it and the present; all of them in one scan, so that a dispatch
+  // of sparse keys (a backfill) does not compile the query once per key.
+  std::vector<storage::KeyRange> ranges;
+  for (const auto& [key, seq] : keys) {
+    if (ranges.empty() || key - ranges.back().hi > store_.ScanGap()) {
+      ranges.push_back({key, key});
+    } else {
+      ranges.back().hi = key;
+    }
+  }
+  if (ranges.empty()) return Status::Ok();
   storage::ScanRequest req;
   req.query = &query;
   req.ascending = true;
   req.limit = kScanPageEvents;
-  for (const auto& [day, entries] : keys) {
-    for (std::size_t begin = 0; begin < entries.size();) {
-      std::size_t end = begin + 1;
-      // New keys further apart than the store's gap are scanned as separate
-      // ranges, so that a late event does not make a dispatch scan every
-      // event between it and the present.
-      while (end < entries.size() &&
-             entries[end].first - entries[end - 1].first <= store_.ScanGap()) {
-        ++end;
-      }
-      req.lo = entries[begin].first;
-      req.hi = entries[end - 1].first;
-      for (bool more = true; more;) {
-        req.deadline = storage::Clock::now() + options_.query_timeout;
-        auto page = store_.Scan(req);
-        if (!page.ok()) return page.status();
-        for (const storage::StoredEvent& ev : page->events) {
-          auto at = std::lower_bound(entries.begin() + begin, entries.begin() + end,
-                                     std::make_pair(ev.key, std::uint64_t{0}));
-          if (at == entries.begin() + end || at->first != ev.key) continue;  // not new
-          for (Audience& a : audiences) {
-            if (at->second > a.since && ev.ts_ms >= a.from && ev.ts_ms < a.to) {
-              a.formatter.Append(ev, a.text);
-              ++a.events;
-              if (a.text.size() >= kTailPieceBytes) Flush(a);
-            }
-          }
+  req.lo = ranges.front().lo;
+  req.hi = ranges.back().hi;
+  req.ranges = ranges;
+  for (bool more = true; more;) {
+    req.deadline = storage::Clock::now() + options_.query_timeout;
+    auto page = store_.Scan(req);
+    if (!page.ok()) return page.status();
+    for (const storage::StoredEvent& ev : page->events) {
+      auto at =
+          std::lower_bound(keys.begin(), keys.end(), std::make_pair(ev.key, std::uint64_t{0}));
+      if (at == keys.end() || at->first != ev.key) continue;  // not new
+      for (Audience& a : audiences) {
+        if (at->second > a.since && ev.ts_ms >= a.from && ev.ts_ms < a.to) {
+          a.formatter.Append(ev, a.text);
+          ++a.events;
+          if (a.text.size() >= kTailPieceBytes) Flush(a);
         }
-        for (Audience& a : audiences) Flush(a);
-        more = page->more;
-        if (more) req.lo = page->events.back().key + 1;
       }
-      begin = end;
     }
+    for (Audience& a : audiences) Flush(a);
+    more = page->more;
+    if (more) req.lo = page->events.back().key + 1;
   }
   return Status::Ok();
 }

@@ -5,10 +5,10 @@
 // How: the writer reports the keys of every commit; the hub collects them and,
 // at most every `batch_delay`, runs one dispatch on the worker pool. A
 // dispatch evaluates each distinct query text once, whatever the number of
-// subscribers asking it: it scans only the key ranges the new keys span
-// (EventStore::Scan, cut where keys are more than a second of event time
-// apart) and keeps the events whose keys are new, so nothing is re-queried
-// and late events (old timestamps) are found too. Each matching event is
+// subscribers asking it: one scan of only the key ranges the new keys span
+// (EventStore::Scan with ScanRequest::ranges, cut where keys are more than a
+// second of event time apart) keeps the events whose keys are new, so
+// nothing is re-queried and late events (old timestamps) are found too. Each matching event is
 // formatted once per (format, time filter) and the same piece is queued to
 // every subscriber sharing them. Events reach a client in commit order (by
 // time within a commit), normally within batch_delay plus the scan of a
@@ -76,11 +76,11 @@ class TailHub {
   // One commit's keys, numbered in commit order.
   struct Notice {
     std::uint64_t seq = 0;
-    std::int64_t day = 0;
     std::vector<storage::EventKey> keys;
   };
-  // A dispatch's new keys per day, ascending, each with its commit's seq.
-  using NewKeys = std::map<std::int64_t, std::vector<std::pair<storage::EventKey, std::uint64_t>>>;
+  // A dispatch's new keys, ascending, each with its commit's seq. Keys
+  // order events by time, so those of different days never meet.
+  using NewKeys = std::vector<std::pair<storage::EventKey, std::uint64_t>>;
   struct Audience;  // subscribers of one query sharing a format and filters
 
   void OnCommit(const storage::CommitNotice& notice);

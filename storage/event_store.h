@@ -19,14 +19,25 @@
 
 namespace dashcam::storage {
 
+// Keys lo..hi, both inclusive.
+struct KeyRange {
+  EventKey lo = 0;
+  EventKey hi = 0;
+};
+
 // One page of a scan over a key range: what streams every match of a query
 // (export) and what checks newly committed events against a query (tail).
 struct ScanRequest {
   const query::Node* query = nullptr;                  // required; owned by the caller
   EventKey lo = 0;                                     // inclusive
   EventKey hi = std::numeric_limits<EventKey>::max();  // inclusive
-  bool ascending = false;                              // default: newest first
-  std::size_t limit = 1000;                            // events per page, at most
+  // When not empty, only the keys of these ranges (ascending, disjoint; owned
+  // by the caller) that lie in [lo, hi] are scanned. One request over many
+  // small stretches (the keys of a tail's new events, which a backfill spreads
+  // over hours) costs one compilation of the query rather than one each.
+  std::span<const KeyRange> ranges;
+  bool ascending = false;    // default: newest first
+  std::size_t limit = 1000;  // events per page, at most
   // A page also ends with the event that takes its sources past this many
   // bytes, so that large events do not make large pages.
   std::size_t max_bytes = std::numeric_limits<std::size_t>::max();

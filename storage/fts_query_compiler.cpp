@@ -569,6 +569,7 @@ std::string Compiler::InFts(std::string fts) {
     desc = fmt::format("{} AND fts.rowid <= {} ORDER BY fts.rowid DESC", all, below);
     asc = fmt::format("{} AND fts.rowid >= {} ORDER BY fts.rowid", all, above);
   }
+  if (HasPrefixTerm(fts)) out_.merges_prefix = true;
   const int param = Param(std::move(fts));
   return fmt::format("dc_fts_has(e.key, ?{}, {}, {}, {})", param, SqlStringLiteral(desc),
                      SqlStringLiteral(asc), SqlStringLiteral(all));
@@ -1122,6 +1123,7 @@ Result<CompiledQuery> CompileFtsQuery(const Node& root, TermSource* terms,
   Compiler compiler(terms, options, out);
   if (auto s = compiler.Run(root); !s.ok()) return s;
   out.fts_prefix = out.fts && HasPrefixTerm(*out.fts);
+  out.merges_prefix = out.merges_prefix || out.fts_prefix;
   out.rowids = options.rowids;
   return out;
 }

@@ -87,6 +87,9 @@ struct CompiledQuery {
   // with the prefix for each statement, whatever its rowid range: a second
   // statement over the same partition costs as much again.
   bool fts_prefix = false;
+  // `fts` or an index condition of `where` (dc_fts_has) holds a prefix
+  // term, so that every statement merges the prefix's doclists once more.
+  bool merges_prefix = false;
   // The partition's rowids the SQL was compiled for (CompileOptions).
   RowidLayout rowids = {};
 };

@@ -57,7 +57,7 @@ Status ForEachMatch(EventStore& store, const query::Node& query, EventKey lo, Ev
 }
 
 // The request's time range as keys; false when it is empty.
-bool KeyRange(const SearchRequest& req, EventKey& lo, EventKey& hi) {
+bool KeyBounds(const SearchRequest& req, EventKey& lo, EventKey& hi) {
   const TimeMs from = std::max(req.from, kMinEventTime), to = std::min(req.to, kMaxEventTime);
   if (from >= to) return false;
   lo = FirstKeyAt(from);
@@ -74,7 +74,7 @@ Result<TermsResult> TopValuesByScan(EventStore& store, const SearchRequest& req,
   std::map<std::string, std::uint64_t> counts;
   TermsResult out;
   EventKey lo = 0, hi = 0;
-  if (KeyRange(req, lo, hi) && max_events > 0) {
+  if (KeyBounds(req, lo, hi) && max_events > 0) {
     DocumentReader reader;
     reader.KeepOnlyFields(std::vector<std::string>{field});  // the message is read anyway
     DocumentView view;
@@ -112,7 +112,7 @@ Result<HistogramTable> HistogramByScan(EventStore& store, const SearchRequest& r
     return Status::InvalidArgument("bad histogram request");
   }
   EventKey lo = 0, hi = 0;
-  if (!KeyRange(req, lo, hi)) return HistogramTable{};
+  if (!KeyBounds(req, lo, hi)) return HistogramTable{};
   const TimeMs from = KeyTime(lo), to = KeyTime(hi) + 1;
   if (Status s = HistogramAccumulator::CheckBucketCount(from, to, spec.interval); !s.ok()) {
     return s;
@@ -158,7 +158,7 @@ Result<FieldsSummary> SummarizeFieldsByScan(EventStore& store, const SearchReque
   if (req.query == nullptr) return Status::InvalidArgument("no query");
   FieldStatsCollector collector;
   EventKey lo = 0, hi = 0;
-  if (!KeyRange(req, lo, hi)) return collector.Finish(spec.top, true);
+  if (!KeyBounds(req, lo, hi)) return collector.Finish(spec.top, true);
   DocumentReader reader;
   DocumentView view;
   std::size_t read = 0;
@@ -199,7 +199,7 @@ Result<Neighbors> FindNeighborsByScan(EventStore& store, const SearchRequest& re
   const query::Node scoped = ScopeQuery(*req.query, spec.scope);
   EventKey lo = 0, hi = 0;
   Neighbors out;
-  if (!KeyRange(req, lo, hi)) return out;
+  if (!KeyBounds(req, lo, hi)) return out;
   DocumentReader reader;
   DocumentView view;
   // One side, walking away from the anchor.

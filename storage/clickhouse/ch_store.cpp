@@ -20,6 +20,7 @@
 #include "storage/clickhouse/ch_schema.h"
 #include "storage/histogram_accumulator.h"
 #include "storage/scan_exploration.h"
+#include "storage/scan_ranges.h"
 #include "storage/split_key_sampler.h"
 #include "storage/time_format.h"
 #include "storage/token_pattern.h"
@@ -698,6 +699,9 @@ Result<TermsResult> ClickHouseStore::TopValues(const SearchRequest& req, const s
 // does), keeping what each finds, rather than the whole rest of the range.
 Result<ScanPage> ClickHouseStore::Scan(const ScanRequest& req) {
   if (req.cancelled != nullptr && req.cancelled->load()) return Status::Unavailable("cancelled");
+  if (!req.ranges.empty()) {
+    return ScanRangeByRange(req, [this](const ScanRequest& one) { return Scan(one); });
+  }
   const TimeMs from = std::max<TimeMs>(req.lo >> 20, 0);
   const TimeMs to = std::min<TimeMs>(req.hi >> 20, kMaxEventTime) + 1;
   if (from >= to || req.limit == 0) return ScanPage{};

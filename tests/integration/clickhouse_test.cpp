@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <future>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -705,12 +706,14 @@ TEST(ClickHouseStoreTest, ABatchIsCountedBeforeItsCallbackRuns) {
 // narrowed past each page's last key as a caller does.
 std::vector<storage::StoredEvent> ScanAll(storage::EventStore& store, const query::Node& q,
                                           storage::EventKey lo, storage::EventKey hi,
-                                          bool ascending, std::size_t limit) {
+                                          bool ascending, std::size_t limit,
+                                          std::span<const storage::KeyRange> ranges = {}) {
   std::vector<storage::StoredEvent> out;
   storage::ScanRequest scan;
   scan.query = &q;
   scan.lo = lo;
   scan.hi = hi;
+  scan.ranges = ranges;
   scan.ascending = ascending;
   scan.limit = limit;
   for (int pages = 0; pages < 100 && scan.lo <= scan.hi; ++pages) {
@@ -800,6 +803,23 @@ TEST(ClickHouseStoreTest, ScansCrossEmptyHoursAndReadEveryMatchOnce) {
                   expected(q, 1, last - 2, ascending));
         EXPECT_EQ(ids_of(ScanAll(store, *q, every[4].key, every[8].key, ascending, limit)),
                   expected(q, 4, 8, ascending));
+        // Ranges (a live tail's new keys): a bunch, one event, and hours
+        // apart; only what they hold, clipped to the bounds.
+        const std::vector<storage::KeyRange> ranges = {{every[1].key, every[3].key},
+                                                       {every[5].key, every[5].key},
+                                                       {every[7].key, every[9].key}};
+        std::vector<std::string> in_ranges;
+        for (auto [a, b] : {std::pair{1, 3}, std::pair{5, 5}, std::pair{7, 9}}) {
+          const auto part = expected(q, a, b, true);
+          in_ranges.insert(in_ranges.end(), part.begin(), part.end());
+        }
+        if (!ascending) std::reverse(in_ranges.begin(), in_ranges.end());
+        EXPECT_EQ(ids_of(ScanAll(store, *q, 0, kAny, ascending, limit, ranges)), in_ranges);
+        std::erase_if(in_ranges, [&](const std::string& id) {
+          return id == every[1].id || id == every[9].id;
+        });
+        EXPECT_EQ(ids_of(ScanAll(store, *q, every[2].key, every[8].key, ascending, limit, ranges)),
+                  in_ranges);
       }
     }
   }

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <future>
 #include <mutex>
+#include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -37,7 +39,7 @@ Record Ev(std::string name, TimeMs ts, std::string msg) {
 }
 
 class SqliteStoreScanTest : public ::testing::Test {
- protected:
+ public:
   void SetUp() override {
     SqliteStoreOptions opts;
     opts.data_dir = dir_.path() + "/data";
@@ -57,11 +59,13 @@ class SqliteStoreScanTest : public ::testing::Test {
   // Every match of `q` in [lo, hi], paging `page_size` at a time as export
   // does; also counts the pages.
   Names ScanAll(const Node& q, bool ascending, std::size_t page_size, int* pages = nullptr,
-                EventKey lo = 0, EventKey hi = std::numeric_limits<EventKey>::max()) {
+                EventKey lo = 0, EventKey hi = std::numeric_limits<EventKey>::max(),
+                std::span<const KeyRange> ranges = {}) {
     ScanRequest req;
     req.query = &q;
     req.lo = lo;
     req.hi = hi;
+    req.ranges = ranges;
     req.ascending = ascending;
     req.limit = page_size;
     Names out;
@@ -109,6 +113,71 @@ TEST_F(SqliteStoreScanTest, PagesCoverEveryMatchOnceInBothOrdersAcrossDays) {
   int pages = 0;
   ScanAll(Node::MatchAll(), false, 5, &pages);
   EXPECT_EQ(pages, 6);  // five full pages, then an empty one that says "no more"
+}
+
+// A scan given ranges returns the matches inside them (and inside lo..hi)
+// and nothing between them, page after page, in either order, with a range
+// that crosses midnight read from both days. `filler` events between the
+// named ones make the store run a statement per range; without them, one
+// over the ranges of a day (as for a prefix term either way).
+void ExpectScansOfRangesReadOnlyThem(SqliteStoreScanTest& test, int filler) {
+  std::vector<Record> records;
+  std::vector<std::size_t> named_at;
+  for (int i = 0; i < 25; ++i) {
+    const TimeMs ts = kScanT0 + 3'600'000 - 12 * 1000 + i * 1000;  // 23:59:48 .. 00:00:12
+    named_at.push_back(records.size());
+    records.push_back(Ev(fmt::format("e{}", 100 + i), ts, i % 3 == 0 ? "odd one" : "plain"));
+    // Between the ranges only: after an event that ends one or is outside.
+    const std::set<int> range_continues = {1, 2, 7, 10, 11, 12, 13, 20, 21};
+    if (range_continues.count(i) != 0) continue;
+    for (int f = 1; f <= filler; ++f) records.push_back(Ev("filler", ts + f, "odd filler"));
+  }
+  auto r = test.Append(std::move(records));
+  ASSERT_TRUE(r.status.ok());
+  std::vector<EventKey> keys;  // of the named events
+  for (std::size_t at : named_at) keys.push_back(*ParseEventKey(r.ids.at(at)));
+  // Four ranges a day; midnight is between events 11 and 12.
+  const std::vector<KeyRange> ranges = {
+      {keys[1], keys[3]},   {keys[5], keys[5]},   {keys[7], keys[8]},  {keys[10], keys[14]},
+      {keys[16], keys[16]}, {keys[18], keys[18]}, {keys[20], keys[22]}};
+  const auto expect = [](std::initializer_list<int> events, bool odd_only, bool ascending) {
+    Names out;
+    for (int i : events) {
+      if (!odd_only || i % 3 == 0) out.push_back(fmt::format("e{}", 100 + i));
+    }
+    if (!ascending) std::reverse(out.begin(), out.end());
+    return out;
+  };
+  const auto inside = {1, 2, 3, 5, 7, 8, 10, 11, 12, 13, 14, 16, 18, 20, 21, 22};
+  const auto clipped = {2, 3, 5, 7, 8, 10, 11, 12};  // lo..hi = keys[2]..keys[12]
+  const Node od_prefix = Node::MakeTerm(query::Term{"", "od", false, true}, 0);
+  const EventKey all = std::numeric_limits<EventKey>::max();
+  for (std::size_t page : {1u, 2u, 4u, 100u}) {
+    for (bool asc : {true, false}) {
+      SCOPED_TRACE(fmt::format("filler {} page {} {}", filler, page, asc ? "asc" : "desc"));
+      EXPECT_EQ(test.ScanAll(Node::MatchAll(), asc, page, nullptr, 0, all, ranges),
+                expect(inside, false, asc));
+      EXPECT_EQ(test.ScanAll(MessageTerm("odd"), asc, page, nullptr, 0, all, ranges),
+                expect(inside, true, asc));
+      // The filler events match the prefix too, but lie outside the ranges.
+      Names named_od = test.ScanAll(od_prefix, asc, page, nullptr, 0, all, ranges);
+      EXPECT_EQ(named_od, expect(inside, true, asc));
+      EXPECT_EQ(test.ScanAll(Node::MatchAll(), asc, page, nullptr, keys[2], keys[12], ranges),
+                expect(clipped, false, asc));
+      EXPECT_EQ(test.ScanAll(od_prefix, asc, page, nullptr, keys[2], keys[12], ranges),
+                expect(clipped, true, asc));
+    }
+  }
+  // Ranges wholly outside lo..hi leave nothing to scan.
+  EXPECT_EQ(test.ScanAll(Node::MatchAll(), true, 10, nullptr, keys[4], keys[4], ranges), Names{});
+}
+
+TEST_F(SqliteStoreScanTest, RangesLimitAScanToTheirKeysInOneStatementADay) {
+  ExpectScansOfRangesReadOnlyThem(*this, 0);
+}
+
+TEST_F(SqliteStoreScanTest, RangesLimitAScanToTheirKeysInAStatementEach) {
+  ExpectScansOfRangesReadOnlyThem(*this, 40);
 }
 
 TEST_F(SqliteStoreScanTest, KeyRangeBoundsAreInclusive) {
