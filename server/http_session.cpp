@@ -261,13 +261,15 @@ asio::awaitable<bool> HttpSession<Stream>::ServeOne(beast::flat_buffer& buffer) 
   }
   HttpRequest req = parser.release();
   const bool keep_alive = req.keep_alive();
+  // For the log of a stream; without the query string, which may hold keys.
+  const std::string path(req.target().substr(0, req.target().find('?')));
   tcp().expires_never();
   api::HttpAnswer answer = co_await Dispatch(std::move(req));
   bool keep_going = false;
   if (auto* res = std::get_if<HttpResponse>(&answer)) {
     keep_going = co_await WriteResponse(*res, keep_alive);
   } else {
-    keep_going = co_await WriteStream(std::get<api::StreamingResponse>(answer), keep_alive);
+    keep_going = co_await WriteStream(std::get<api::StreamingResponse>(answer), keep_alive, path);
   }
   busy_ = false;
   co_return keep_going;
@@ -287,8 +289,8 @@ asio::awaitable<bool> HttpSession<Stream>::WriteResponse(HttpResponse& res, bool
 // Writes the header, then the body piece by piece; returns whether the
 // connection stays open (only after a complete body).
 template <class Stream>
-asio::awaitable<bool> HttpSession<Stream>::WriteStream(api::StreamingResponse& sr,
-                                                       bool keep_alive) {
+asio::awaitable<bool> HttpSession<Stream>::WriteStream(api::StreamingResponse& sr, bool keep_alive,
+                                                       std::string_view path) {
   auto& res = sr.header;
   res.set("X-Elastic-Product", "Elasticsearch");
   // HTTP/1.0 has no chunked encoding: the body ends when the connection does.
@@ -315,7 +317,7 @@ asio::awaitable<bool> HttpSession<Stream>::WriteStream(api::StreamingResponse& s
     asio::co_spawn(
         stream_.get_executor(),
         [self = this->shared_from_this(), id] { return self->WatchForHangUp(id); }, asio::detached);
-    complete = co_await WriteStreamBody(sr, chunked);
+    complete = co_await WriteStreamBody(sr, chunked, path);
   } else {
     body_->Cancel();
   }
@@ -326,8 +328,8 @@ asio::awaitable<bool> HttpSession<Stream>::WriteStream(api::StreamingResponse& s
 
 // Returns whether the whole body, with its last chunk, was written.
 template <class Stream>
-asio::awaitable<bool> HttpSession<Stream>::WriteStreamBody(api::StreamingResponse& sr,
-                                                           bool chunked) {
+asio::awaitable<bool> HttpSession<Stream>::WriteStreamBody(api::StreamingResponse& sr, bool chunked,
+                                                           std::string_view path) {
   beast::error_code ec;
   for (;;) {
     Result<std::string> piece = co_await body_->Next();
@@ -354,6 +356,11 @@ asio::awaitable<bool> HttpSession<Stream>::WriteStreamBody(api::StreamingRespons
     if (ec) {
       // The client left, or did not take a piece within the deadline.
       if (!hung_up_) body_->Cancel();
+      if (ec == beast::error::timeout) {
+        log_.Warn(
+            "stream_write_timeout",
+            {{"path", path}, {"timeout_s", static_cast<std::uint64_t>(sr.write_timeout.count())}});
+      }
       co_return false;
     }
   }

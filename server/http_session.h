@@ -95,8 +95,11 @@ class HttpSession final : public HttpConnection,
   boost::asio::awaitable<void> DiscardUnreadBody();
   boost::asio::awaitable<api::HttpAnswer> Dispatch(HttpRequest req);
   boost::asio::awaitable<bool> WriteResponse(HttpResponse& res, bool keep_alive);
-  boost::asio::awaitable<bool> WriteStream(api::StreamingResponse& sr, bool keep_alive);
-  boost::asio::awaitable<bool> WriteStreamBody(api::StreamingResponse& sr, bool chunked);
+  // `path`: the request's, for the log.
+  boost::asio::awaitable<bool> WriteStream(api::StreamingResponse& sr, bool keep_alive,
+                                           std::string_view path);
+  boost::asio::awaitable<bool> WriteStreamBody(api::StreamingResponse& sr, bool chunked,
+                                               std::string_view path);
   boost::asio::awaitable<void> WatchForHangUp(std::uint64_t stream_id);
 
   Stream stream_;

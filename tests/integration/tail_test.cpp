@@ -251,6 +251,43 @@ TEST_F(TailTest, ASlowClientIsEndedWithBoundedMemoryWhileOthersKeepUp) {
   EXPECT_EQ(Metric("dashcam_tail_subscribers"), 1u);  // the fast one
 }
 
+// A client that stops reading while its queue is still short of the bound
+// (so it is not a slow_client) is cut off once a write has waited 10 s, and
+// the server says so in its log.
+TEST_F(TailTest, AClientThatStopsReadingIsCutOffAfterTheWriteTimeout) {
+  StartServer({"--tail-queue-bytes", std::to_string(32u << 20)});
+  HttpClient client("127.0.0.1", server_->port());
+  auto stuck = OpenTail("", 4096);  // connects, then never reads
+  const std::int64_t t0 = NowMs();
+  // ~8 MB of events: more than the sockets hold (Linux lets the server's
+  // send buffer grow to tcp_wmem's 4 MB), less than the queue.
+  for (int batch = 0, sent = 0; batch < 16; ++batch) {
+    std::vector<std::string> docs;
+    for (int i = 0; i < 500; ++i, ++sent) {
+      docs.push_back(Doc(t0 + sent, "event " + std::to_string(sent) + " " + std::string(900, 'x')));
+    }
+    Ingest(client, docs);
+  }
+  const auto logged = [&] {
+    return server_->ReadLog().find("\"event\":\"stream_write_timeout\"") != std::string::npos;
+  };
+  const auto start = Clock::now();
+  while (!logged() && Clock::now() - start < 30s) std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(logged());
+  EXPECT_GE(Clock::now() - start, 9s);  // not before the timeout
+  EXPECT_NE(server_->ReadLog().find("\"path\":\"/api/v1/tail\""), std::string::npos);
+  // The connection is closed, without the final chunk, and the tail is gone.
+  ASSERT_TRUE(stuck->ReadToEnd(20s));
+  EXPECT_FALSE(stuck->complete());
+  EXPECT_TRUE(stuck->closed());
+  const auto deadline = Clock::now() + 5s;
+  while (Metric("dashcam_tail_subscribers") != 0 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(Metric("dashcam_tail_subscribers"), 0u);
+  EXPECT_EQ(Metric("dashcam_tail_dropped_total{reason=\"slow_client\"}"), 0u);
+}
+
 TEST_F(TailTest, HundredTailsEachGetTheirMatchesWhileIngesting) {
   StartServer();
   HttpClient client("127.0.0.1", server_->port());
