@@ -1062,26 +1062,25 @@ std::string ScanSql(const CompiledQuery& q, bool ascending) {
 
 // Whether a scan of several key ranges of a day (`ranges`, ascending) runs
 // one statement over their hull, skipping the matches between them, rather
-// than one per range. A statement costs a setup that grows with the day's
-// index: FTS5 opens every segment holding a term (~30 us at 20k events,
-// ~70 at 100k) and merges every doclist of a prefix term whole. So:
-//  - with a prefix (CompiledQuery::merges_prefix), from kPrefixHullRanges
-//    ranges: skipping a match costs a few times what merging its doclist
-//    entry did, so even a hull holding the whole day costs about as much
-//    as a few statements;
-//  - otherwise when the hull holds fewer than kHullEventsPerRange events
-//    a range (counted, up to that many, with `every`: match-all).
-constexpr std::size_t kPrefixHullRanges = 4;
+// than one per range: when the hull holds fewer events than a statement per
+// range would cost in rows read (counted, up to that many, with `every`:
+// match-all). A statement's setup grows with the day's index: FTS5 opens
+// every segment holding a term (~30 us at 20k events, ~70 at 100k, the cost
+// of ~16 rows), and merges every doclist of a prefix term whole
+// (CompiledQuery::merges_prefix), which on a day of the prefix's matches
+// costs far more than a few hundred rows.
 constexpr std::uint64_t kHullEventsPerRange = 16;
+constexpr std::uint64_t kHullEventsPerPrefixRange = 256;
 
 Result<bool> OneStatementForRanges(PartitionReader& reader, const CompiledQuery& q,
                                    CompiledByDay& every, std::int64_t day,
-                                   std::span<const KeyRange> ranges, Clock::time_point deadline) {
+                                   std::span<const KeyRange> ranges,
+                                   Clock::time_point deadline) {
   if (ranges.size() < 2) return false;
-  if (q.merges_prefix) return ranges.size() >= kPrefixHullRanges;
   auto all = every.For(day, reader);
   if (!all.ok()) return all.status();
-  const std::uint64_t cap = kHullEventsPerRange * ranges.size();
+  const std::uint64_t cap =
+      (q.merges_prefix ? kHullEventsPerPrefixRange : kHullEventsPerRange) * ranges.size();
   auto n = RunCount(reader, **all, ranges.front().lo, ranges.back().hi, cap, deadline);
   if (!n.ok()) return n.status();
   return **n < cap;
