@@ -123,12 +123,13 @@ void TailHub::Dispatch() {
       for (storage::EventKey k : n.keys) keys.emplace_back(k, n.seq);
     }
     std::sort(keys.begin(), keys.end());
+    const std::vector<storage::KeyRange> ranges = RangesOf(keys);
     // One evaluation per distinct query (TailSubscription::Filter::share_key).
     std::map<std::string_view, std::vector<std::shared_ptr<TailSubscription>>> by_query;
     for (const auto& s : subs) by_query[s->filter().share_key].push_back(s);
     for (const auto& [key, group] : by_query) {
       const std::string& q = group.front()->filter().q;
-      Status s = Deliver(group.front()->filter().query, keys, batch.front().seq, group);
+      Status s = Deliver(group.front()->filter().query, keys, ranges, batch.front().seq, group);
       if (s.ok()) continue;
       log_.Error("tail_failed", {{"q", Truncated(q)}, {"error", s.ToString()}});
       for (const auto& sub : group) {
@@ -145,7 +146,24 @@ void TailHub::Dispatch() {
   if (!pending_.empty() || overflowed_) ScheduleLocked();
 }
 
-Status TailHub::Deliver(const query::Node& query, const NewKeys& keys, std::uint64_t first_seq,
+// New keys further apart than the store's gap are scanned as separate
+// ranges, so that a late event does not make a dispatch scan every event
+// between it and the present; all of them in one scan, so that a dispatch of
+// sparse keys (a backfill) does not compile the query once per key.
+std::vector<storage::KeyRange> TailHub::RangesOf(const NewKeys& keys) const {
+  std::vector<storage::KeyRange> ranges;
+  for (const auto& [key, seq] : keys) {
+    if (ranges.empty() || key - ranges.back().hi > store_.ScanGap()) {
+      ranges.push_back({key, key});
+    } else {
+      ranges.back().hi = key;
+    }
+  }
+  return ranges;
+}
+
+Status TailHub::Deliver(const query::Node& query, const NewKeys& keys,
+                        std::span<const storage::KeyRange> ranges, std::uint64_t first_seq,
                         const std::vector<std::shared_ptr<TailSubscription>>& subs) {
   std::vector<Audience> audiences;
   for (const auto& s : subs) {
@@ -162,18 +180,6 @@ Status TailHub::Deliver(const query::Node& query, const NewKeys& keys, std::uint
       it = std::prev(audiences.end());
     }
     it->subs.push_back(s);
-  }
-  // New keys further apart than the store's gap are scanned as separate
-  // ranges, so that a late event does not make a dispatch scan every event
-  // between it and the present; all of them in one scan, so that a dispatch
-  // of sparse keys (a backfill) does not compile the query once per key.
-  std::vector<storage::KeyRange> ranges;
-  for (const auto& [key, seq] : keys) {
-    if (ranges.empty() || key - ranges.back().hi > store_.ScanGap()) {
-      ranges.push_back({key, key});
-    } else {
-      ranges.back().hi = key;
-    }
   }
   if (ranges.empty()) return Status::Ok();
   storage::ScanRequest req;

@@ -8,9 +8,9 @@
 // subscribers asking it: one scan of only the key ranges the new keys span
 // (EventStore::Scan with ScanRequest::ranges, cut where keys are more than a
 // second of event time apart) keeps the events whose keys are new, so
-// nothing is re-queried and late events (old timestamps) are found too. Each matching event is
-// formatted once per (format, time filter) and the same piece is queued to
-// every subscriber sharing them. Events reach a client in commit order (by
+// nothing is re-queried and late events (old timestamps) are found too.
+// Each matching event is formatted once per (format, time filter) and the
+// same piece is queued to every subscriber sharing them. Events reach a client in commit order (by
 // time within a commit), normally within batch_delay plus the scan of a
 // commit's worth of events of their commit.
 //
@@ -30,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -86,8 +87,12 @@ class TailHub {
   void OnCommit(const storage::CommitNotice& notice);
   void ScheduleLocked();  // REQUIRES: mu_ held
   void Dispatch();
-  // Scans the new keys for `query` and queues the matches to `subs`.
-  Status Deliver(const query::Node& query, const NewKeys& keys, std::uint64_t first_seq,
+  // The ranges of `keys` to scan (see Dispatch).
+  std::vector<storage::KeyRange> RangesOf(const NewKeys& keys) const;
+  // Scans `ranges` for `query`, keeps the events of `keys` and queues the
+  // matches to `subs`.
+  Status Deliver(const query::Node& query, const NewKeys& keys,
+                 std::span<const storage::KeyRange> ranges, std::uint64_t first_seq,
                  const std::vector<std::shared_ptr<TailSubscription>>& subs);
   void Flush(Audience& audience);
   void Dropped(const TailSubscription& sub, TailSubscription::EndReason reason);
