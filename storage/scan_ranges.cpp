@@ -5,17 +5,19 @@
 
 namespace dashcam::storage {
 
-std::vector<KeyRange> RangesWithin(const ScanRequest& req, EventKey lo, EventKey hi) {
+std::vector<KeyRange> ClipRanges(std::span<const KeyRange> ranges, EventKey lo, EventKey hi) {
   std::vector<KeyRange> out;
-  if (req.ranges.empty()) {
-    if (lo <= hi) out.push_back({lo, hi});
-    return out;
-  }
-  for (const KeyRange& r : req.ranges) {
+  for (const KeyRange& r : ranges) {
     const KeyRange clipped{std::max(r.lo, lo), std::min(r.hi, hi)};
     if (clipped.lo <= clipped.hi) out.push_back(clipped);
   }
   return out;
+}
+
+std::vector<KeyRange> RangesWithin(const ScanRequest& req, EventKey lo, EventKey hi) {
+  if (!req.ranges.empty()) return ClipRanges(req.ranges, lo, hi);
+  if (lo > hi) return {};
+  return {KeyRange{lo, hi}};
 }
 
 Result<ScanPage> ScanRangeByRange(

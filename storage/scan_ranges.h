@@ -6,14 +6,18 @@
 #pragma once
 
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "storage/event_store.h"
 
 namespace dashcam::storage {
 
-// The parts of req.ranges inside [lo, hi], ascending, empty ones left out;
-// [lo, hi] itself when req.ranges is empty (and lo <= hi).
+// The parts of `ranges` (ascending) inside [lo, hi], ascending, empty ones
+// left out.
+std::vector<KeyRange> ClipRanges(std::span<const KeyRange> ranges, EventKey lo, EventKey hi);
+// The parts of req.ranges inside [lo, hi]; [lo, hi] itself when req.ranges
+// is empty (and lo <= hi).
 std::vector<KeyRange> RangesWithin(const ScanRequest& req, EventKey lo, EventKey hi);
 
 // One page of `req` made of single-range scans (`scan_one`, given requests

@@ -1074,8 +1074,7 @@ constexpr std::uint64_t kHullEventsPerPrefixRange = 256;
 
 Result<bool> OneStatementForRanges(PartitionReader& reader, const CompiledQuery& q,
                                    CompiledByDay& every, std::int64_t day,
-                                   std::span<const KeyRange> ranges,
-                                   Clock::time_point deadline) {
+                                   std::span<const KeyRange> ranges, Clock::time_point deadline) {
   if (ranges.size() < 2) return false;
   auto all = every.For(day, reader);
   if (!all.ok()) return all.status();
@@ -1175,13 +1174,9 @@ Result<ScanPage> SqliteStore::ScanOnce(const ScanRequest& req) {
   std::size_t bytes = 0;
   for (std::int64_t day : days) {
     if (page.more) break;
-    const EventKey day_lo = FirstKeyAt(DayStart(day)), day_hi = FirstKeyAt(DayStart(day + 1)) - 1;
-    std::vector<KeyRange> here;  // the ranges' parts in this day, ascending
-    for (const KeyRange& r : ranges) {
-      if (r.lo <= day_hi && r.hi >= day_lo) {
-        here.push_back({std::max(r.lo, day_lo), std::min(r.hi, day_hi)});
-      }
-    }
+    // The ranges' parts in this day, ascending.
+    std::vector<KeyRange> here =
+        ClipRanges(ranges, FirstKeyAt(DayStart(day)), FirstKeyAt(DayStart(day + 1)) - 1);
     if (here.empty()) continue;
     auto reader = lease->For(day);
     if (!reader.ok()) return reader.status();
